@@ -1,0 +1,1 @@
+"""Readers: trajectories, tasks and repository sources, normalized into canonical records."""

@@ -1,0 +1,131 @@
+"""Unit → records: read, decode, detect the format, parse; then join run labels and tasks onto trajectories.
+
+These are the plain-Python functions the ``trajectories`` pipeline wraps in Beam stages; they also run
+without Beam (``normalize_paths``) for tests and small jobs.
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator
+
+from corpora import formats as fmts
+from corpora.inputs import DocSource, Unit, expand_inputs, iter_documents, read_bytes
+from corpora.records import Reject, make_reject
+
+STAGE = "read"
+
+
+def _keys(doc: Any) -> str:
+    if isinstance(doc, dict):
+        return "object with keys " + ", ".join(sorted(map(str, doc))[:12])
+    return type(doc).__name__
+
+
+def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:
+    """Every trajectory, label and reject one input unit yields."""
+    if unit.kind != "file":
+        reader = fmts.DIRECTORY_READERS[unit.kind]
+        yield from reader(unit.uri)
+        return
+    try:
+        data = read_bytes(unit.uri, max_bytes)
+    except ValueError as exc:
+        yield make_reject(STAGE, "too_large", str(exc), uri=unit.uri)
+        return
+    except (OSError, EOFError) as exc:
+        yield make_reject(STAGE, "unreadable", f"{type(exc).__name__}: {exc}", uri=unit.uri)
+        return
+    pending_list: list[tuple[DocSource, Any]] = []
+    for item in iter_documents(unit.uri, data):
+        if isinstance(item, Reject):
+            yield item
+            continue
+        src, doc = item
+        if src.locator.startswith("item:"):
+            pending_list.append((src, doc))
+            continue
+        yield from _parse_doc(src, doc)
+    if pending_list:
+        first_src, first = pending_list[0]
+        if fmts.detect(first, unit.uri) is None:
+            # a JSON list whose items are of no known shape: maybe the list itself is a document
+            yield from _parse_doc(DocSource(unit.uri, "", first_src.sha256), [d for _, d in pending_list])
+        else:
+            for src, doc in pending_list:
+                yield from _parse_doc(src, doc)
+
+
+def _parse_doc(src: DocSource, doc: Any) -> Iterator[dict]:
+    fmt = fmts.detect(doc, src.uri)
+    if fmt is None:
+        yield make_reject(STAGE, "unknown_format", f"no reader recognises this document ({_keys(doc)})",
+                          uri=src.uri, locator=src.locator, sha256=src.sha256, excerpt=repr(doc)[:200])
+        return
+    try:
+        yield from fmt.parse(doc, src)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        yield make_reject("parse", f"malformed:{fmt.name}", f"{type(exc).__name__}: {exc}", uri=src.uri,
+                          locator=src.locator, sha256=src.sha256, excerpt=repr(doc)[:200])
+
+
+def _applies(label: dict, traj: dict) -> bool:
+    root = label["run_root"].rstrip("/")
+    return not root or traj["source_uri"].startswith(root + "/") or traj["source_uri"] == root
+
+
+def apply_labels(traj: dict, labels: Iterable[dict]) -> dict:
+    """Fill ``resolved`` / ``final_patch`` / ``model_name`` from the most trusted label of the same run.
+
+    A label applies when its ``run_root`` is an ancestor of the trajectory's source; among those the highest
+    priority wins, then the deepest run root. The trajectory's own label counts as priority ``trajectory``.
+    """
+    usable = sorted((lb for lb in labels if _applies(lb, traj)),
+                    key=lambda lb: (lb["priority"], len(lb["run_root"]), lb["source"]), reverse=True)
+    out = dict(traj)
+    own_priority = fmts.LABEL_PRIORITY["trajectory"]
+    for lb in usable:
+        if lb["resolved"] is not None and (out["resolved"] is None or lb["priority"] > own_priority):
+            out["resolved"], out["resolved_source"] = bool(lb["resolved"]), lb["source"]
+            break
+    if not out["final_patch"]:
+        for lb in usable:
+            if lb["final_patch"]:
+                out["final_patch"], out["final_patch_source"] = lb["final_patch"], lb["source"]
+                break
+    if not out["model_name"]:
+        for lb in usable:
+            if lb["model_name"]:
+                out["model_name"] = lb["model_name"]
+                break
+    return out
+
+
+def apply_task(traj: dict, task: dict | None) -> dict:
+    """Fill ``repo``, ``base_commit`` and ``problem_statement`` from the task of the same ``instance_id``."""
+    if not task:
+        return traj
+    out = dict(traj)
+    for key in ("repo", "base_commit", "problem_statement"):
+        if task.get(key) and (key == "base_commit" or not out.get(key)):
+            out[key] = task[key]
+    if task.get("repo"):
+        out["repo"] = task["repo"].lower()
+    return out
+
+
+def normalize_paths(inputs: list[str], tasks: dict[str, dict] | None = None) -> tuple[list[dict], list[dict]]:
+    """Read ``inputs`` without Beam: returns ``(trajectories, rejects)`` with labels and tasks joined."""
+    trajs, labels, rejects = [], [], []
+    for unit in expand_inputs(inputs):
+        for rec in read_unit(unit):
+            if isinstance(rec, Reject):
+                rejects.append(dict(rec))
+            elif rec.get("kind") == "label":
+                labels.append(rec)
+            else:
+                trajs.append(rec)
+    by_instance: dict[str, list[dict]] = {}
+    for lb in labels:
+        by_instance.setdefault(lb["instance_id"], []).append(lb)
+    out = [apply_task(apply_labels(t, by_instance.get(t["instance_id"], [])), (tasks or {}).get(t["instance_id"]))
+           for t in trajs]
+    return sorted(out, key=lambda t: t["record_id"]), rejects

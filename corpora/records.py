@@ -1,0 +1,213 @@
+"""Canonical records: one explicit pyarrow schema per record type, plus id and provenance helpers.
+
+Records travel through the pipelines as plain ``dict``s whose keys are exactly the schema's field names;
+``conform(schema, row)`` checks and fills them before anything is written. Free-form extras go into the
+single JSON-string column ``extra_json`` (DESIGN rule 2).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Iterable, Mapping
+
+import pyarrow as pa
+
+#: Provenance columns carried by every record (DESIGN rule 5).
+PROVENANCE_FIELDS = [
+    pa.field("source_uri", pa.string()),       # where the raw bytes came from (path or URL)
+    pa.field("source_locator", pa.string()),   # line / row / member inside that source, e.g. "line:12"
+    pa.field("source_sha256", pa.string()),    # sha256 of the whole source file
+    pa.field("config_hash", pa.string()),      # hash of the run configuration that produced the record
+]
+
+STEP_TYPE = pa.struct([
+    pa.field("idx", pa.int32()),               # 0-based position in the normalized step list
+    pa.field("source_index", pa.int32()),      # the source's own index (e.g. Who&When history index)
+    pa.field("role", pa.string()),             # assistant / user / tool / agent name
+    pa.field("thought", pa.string()),
+    pa.field("tool_name", pa.string()),
+    pa.field("tool_args_json", pa.string()),
+    pa.field("action_text", pa.string()),
+    pa.field("observation", pa.string()),
+    pa.field("obs_truncated", pa.bool_()),
+    pa.field("obs_exit_code", pa.int32()),
+    pa.field("error_signals", pa.list_(pa.string())),
+])
+
+TRAJECTORY_SCHEMA = pa.schema([
+    pa.field("record_id", pa.string(), nullable=False),
+    pa.field("trajectory_id", pa.string()),
+    pa.field("instance_id", pa.string()),
+    pa.field("repo", pa.string()),
+    pa.field("base_commit", pa.string()),
+    pa.field("harness", pa.string()),          # swe-agent | mini-swe-agent | openhands | moatless | ...
+    pa.field("source_format", pa.string()),    # the reader that parsed it, e.g. "swe-agent-traj-v1"
+    pa.field("model_name", pa.string()),
+    pa.field("problem_statement", pa.string()),
+    pa.field("resolved", pa.bool_()),
+    pa.field("resolved_source", pa.string()),  # where the resolved label came from, e.g. "report.json:<path>"
+    pa.field("exit_status", pa.string()),
+    pa.field("final_patch", pa.string()),
+    pa.field("final_patch_source", pa.string()),
+    pa.field("n_steps", pa.int32()),
+    pa.field("steps", pa.list_(STEP_TYPE)),
+    pa.field("extra_json", pa.string()),
+    *PROVENANCE_FIELDS,
+])
+
+TASK_SCHEMA = pa.schema([
+    pa.field("record_id", pa.string(), nullable=False),
+    pa.field("instance_id", pa.string()),
+    pa.field("repo", pa.string()),
+    pa.field("base_commit", pa.string()),
+    pa.field("problem_statement", pa.string()),
+    pa.field("hints_text", pa.string()),
+    pa.field("created_at", pa.string()),       # ISO-8601 as in SWE-bench
+    pa.field("patch", pa.string()),
+    pa.field("test_patch", pa.string()),
+    pa.field("version", pa.string()),
+    pa.field("FAIL_TO_PASS", pa.list_(pa.string())),
+    pa.field("PASS_TO_PASS", pa.list_(pa.string())),
+    pa.field("environment_setup_commit", pa.string()),
+    pa.field("pr_number", pa.int64()),
+    pa.field("statement_source", pa.string()),
+    pa.field("merged_commit", pa.string()),
+    pa.field("extra_json", pa.string()),
+    *PROVENANCE_FIELDS,
+])
+
+SOURCE_FILE_SCHEMA = pa.schema([
+    pa.field("record_id", pa.string(), nullable=False),
+    pa.field("repo", pa.string()),
+    pa.field("commit", pa.string()),
+    pa.field("path", pa.string()),
+    pa.field("language", pa.string()),
+    pa.field("content", pa.large_string()),
+    pa.field("content_sha256", pa.string()),
+    pa.field("size", pa.int64()),
+    pa.field("license", pa.string()),
+    *PROVENANCE_FIELDS,
+])
+
+REJECT_SCHEMA = pa.schema([
+    pa.field("record_id", pa.string(), nullable=False),  # id of the reject itself
+    pa.field("stage", pa.string()),
+    pa.field("reason", pa.string()),
+    pa.field("message", pa.string()),
+    pa.field("subject_id", pa.string()),                 # id of the record it concerns, when known
+    pa.field("excerpt", pa.string()),                    # first bytes of the offending input, for debugging
+    *PROVENANCE_FIELDS,
+])
+
+FILTERED_SCHEMA = pa.schema([
+    pa.field("record_id", pa.string()),       # id of the removed record
+    pa.field("stage", pa.string()),
+    pa.field("reason", pa.string()),          # the rule that fired
+    pa.field("record_type", pa.string()),
+    pa.field("evidence_json", pa.string()),   # benchmark, item id, matched span / n-grams ...
+    pa.field("record_json", pa.large_string()),
+    *PROVENANCE_FIELDS,
+])
+
+SCHEMAS: dict[str, pa.Schema] = {
+    "trajectory": TRAJECTORY_SCHEMA,
+    "task": TASK_SCHEMA,
+    "source_file": SOURCE_FILE_SCHEMA,
+    "reject": REJECT_SCHEMA,
+    "filtered": FILTERED_SCHEMA,
+}
+
+
+def sha256_bytes(data: bytes) -> str:
+    """Hex sha256 of raw bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def content_id(*parts: Any) -> str:
+    """Stable content-hash id (first 24 hex chars of sha256) over the JSON encoding of ``parts``."""
+    blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()[:24]
+
+
+def dumps_extra(extra: Mapping[str, Any] | None) -> str:
+    """Serialize free-form extras deterministically for the ``extra_json`` column."""
+    return json.dumps(dict(extra or {}), sort_keys=True, ensure_ascii=False, default=str)
+
+
+def provenance(uri: str, locator: str, sha256: str, config_hash: str = "") -> dict[str, str]:
+    """The provenance columns as a dict, ready to ``**``-merge into a record."""
+    return {"source_uri": uri, "source_locator": locator, "source_sha256": sha256, "config_hash": config_hash}
+
+
+class SchemaError(ValueError):
+    """A record does not fit its schema (missing id, unknown field, wrong type)."""
+
+
+def _default_for(field: pa.Field) -> Any:
+    if pa.types.is_list(field.type):
+        return []
+    return None
+
+
+def conform(schema: pa.Schema, row: Mapping[str, Any]) -> dict[str, Any]:
+    """Return ``row`` restricted to and completed with ``schema``'s fields.
+
+    Unknown keys raise ``SchemaError`` (a typo must not vanish silently); missing keys get ``None``
+    (or ``[]`` for lists). Non-nullable fields must be present.
+    """
+    names = schema.names
+    unknown = set(row) - set(names)
+    if unknown:
+        raise SchemaError(f"unknown field(s) {sorted(unknown)} for schema with {names[:4]}...")
+    out = {}
+    for field in schema:
+        value = row.get(field.name, _default_for(field))
+        if value is None and not field.nullable:
+            raise SchemaError(f"field {field.name!r} may not be null")
+        out[field.name] = value
+    return out
+
+
+def to_table(schema: pa.Schema, rows: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """Build a table with exactly ``schema`` (no inference); raises on a type mismatch."""
+    rows = [conform(schema, r) for r in rows]
+    return pa.Table.from_pylist(rows, schema=schema)
+
+
+def schema_fingerprint(schema: pa.Schema) -> str:
+    """Short stable hash of a schema's fields and types (metadata ignored)."""
+    return hashlib.sha256(str(schema.remove_metadata()).encode()).hexdigest()[:16]
+
+
+class Reject(dict):
+    """A reject record (a dict with ``REJECT_SCHEMA``'s fields); the type tells the Beam adapter to route it."""
+
+
+class Filtered(dict):
+    """A record removed by a filter (``FILTERED_SCHEMA``): kept with its rule and evidence, never silently dropped."""
+
+
+def make_reject(stage: str, reason: str, message: str, *, uri: str = "", locator: str = "", sha256: str = "",
+                subject_id: str = "", excerpt: bytes | str = b"", config_hash: str = "") -> Reject:
+    """A ``Reject`` record: what failed, where, and why. Its id is a hash of all of that."""
+    if isinstance(excerpt, bytes):
+        excerpt = excerpt[:200].decode("utf-8", errors="replace")
+    else:
+        excerpt = excerpt[:200]
+    message = message[:2000]
+    return Reject({
+        "record_id": content_id("reject", stage, reason, uri, locator, subject_id, message),
+        "stage": stage, "reason": reason, "message": message, "subject_id": subject_id,
+        "excerpt": excerpt, **provenance(uri, locator, sha256, config_hash),
+    })
+
+
+def make_filtered(stage: str, reason: str, record: Mapping[str, Any], record_type: str,
+                  evidence: Mapping[str, Any] | None = None) -> Filtered:
+    """Wrap a record a filter removed, with the rule (``reason``) and the evidence that matched."""
+    return Filtered({
+        "record_id": record.get("record_id", ""), "stage": stage, "reason": reason, "record_type": record_type,
+        "evidence_json": dumps_extra(evidence), "record_json": json.dumps(dict(record), default=str,
+                                                                         ensure_ascii=False, sort_keys=True),
+        **{k: record.get(k) or "" for k in ("source_uri", "source_locator", "source_sha256", "config_hash")},
+    })

@@ -1,0 +1,147 @@
+"""The run manifest: what ran, on what, with which config, and what came out — written last.
+
+``stages`` holds, per stage, ``in``, ``out``, ``rejected`` (by reason) and ``filtered`` (by reason), taken
+from the Beam counters the stage adapters emit; :func:`balance_problems` checks ``in = out + rejected + filtered``.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import subprocess
+import time
+from importlib import metadata
+from typing import Any, Iterable, Mapping
+
+import fsspec
+
+MANIFEST_NAME = "manifest.json"
+COUNTER_NAMESPACE = "swemine"
+
+
+def config_hash(config: Mapping[str, Any]) -> str:
+    """sha256 (first 16 hex) of the canonical JSON of a run configuration."""
+    blob = json.dumps(config, sort_keys=True, default=str, ensure_ascii=False).encode("utf-8")
+    return hashlib.sha256(blob).hexdigest()[:16]
+
+
+def package_version() -> str:
+    try:
+        return metadata.version("swemine")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def git_commit(path: str | None = None) -> str:
+    """The swemine checkout's commit, or "" when not run from a git checkout."""
+    here = path or os.path.dirname(os.path.abspath(__file__))
+    try:
+        out = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""
+
+
+def stage_counters(counters: Iterable[tuple[str, int]]) -> dict[str, dict[str, Any]]:
+    """Fold flat counter names ``stage.in`` / ``stage.out`` / ``stage.rejected.<reason>`` / ``stage.filtered.<reason>``
+    / ``stage.info.<name>`` into a per-stage dict."""
+    stages: dict[str, dict[str, Any]] = {}
+    for name, value in counters:
+        stage, _, rest = name.partition(".")
+        entry = stages.setdefault(stage, {"in": 0, "out": 0, "rejected": {}, "filtered": {}, "info": {}})
+        kind, _, reason = rest.partition(".")
+        if kind in ("in", "out") and not reason:
+            entry[kind] += int(value)
+        elif kind in ("rejected", "filtered", "info") and reason:
+            entry[kind][reason] = entry[kind].get(reason, 0) + int(value)
+        else:
+            entry["info"][rest] = entry["info"].get(rest, 0) + int(value)
+    return {k: stages[k] for k in sorted(stages)}
+
+
+def balance_problems(stages: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Stages whose ``in`` does not equal ``out + rejected + filtered`` (fan-out stages set ``info.fanout``)."""
+    problems = []
+    for name, s in stages.items():
+        if s.get("info", {}).get("fanout"):
+            continue
+        total = s["out"] + sum(s["rejected"].values()) + sum(s["filtered"].values())
+        if s["in"] != total:
+            problems.append(f"{name}: in={s['in']} != out+rejected+filtered={total}")
+    return problems
+
+
+def input_listing(uris: Iterable[str]) -> list[dict[str, Any]]:
+    """URI and size of every input file (cheap stat; sha256 values come from the readers' counters)."""
+    out = []
+    for uri in uris:
+        fs, path = fsspec.core.url_to_fs(uri)
+        try:
+            size = fs.size(path)
+        except (FileNotFoundError, OSError):
+            size = None
+        out.append({"uri": uri, "bytes": size})
+    return out
+
+
+def write_manifest(output: str, manifest: Mapping[str, Any]) -> str:
+    """Write ``manifest.json`` atomically (temp name, then rename)."""
+    fs, root = fsspec.core.url_to_fs(output)
+    fs.makedirs(root, exist_ok=True)
+    path = f"{root.rstrip('/')}/{MANIFEST_NAME}"
+    tmp = path + ".inprogress"
+    with fs.open(tmp, "w") as fh:
+        json.dump(manifest, fh, indent=2, sort_keys=True, default=str)
+    fs.mv(tmp, path)
+    return path
+
+
+def read_manifest(output: str) -> dict[str, Any] | None:
+    """The run's manifest, or ``None`` when the run is absent or unfinished."""
+    fs, root = fsspec.core.url_to_fs(output)
+    path = f"{root.rstrip('/')}/{MANIFEST_NAME}"
+    if not fs.exists(path):
+        return None
+    with fs.open(path, "r") as fh:
+        return json.load(fh)
+
+
+def is_complete(output: str, cfg_hash: str) -> bool:
+    """True when ``output`` holds a finished run of the same config whose shards are all present."""
+    manifest = read_manifest(output)
+    if not manifest or manifest.get("config_hash") != cfg_hash:
+        return False
+    fs, root = fsspec.core.url_to_fs(output)
+    for shard in manifest.get("outputs", []):
+        p = f"{root.rstrip('/')}/{shard['path']}"
+        if not fs.exists(p) or fs.size(p) != shard["bytes"]:
+            return False
+    for inp in manifest.get("inputs", []):
+        if inp.get("bytes") is None:
+            continue
+        fs_in, p_in = fsspec.core.url_to_fs(inp["uri"])
+        if not fs_in.exists(p_in) or fs_in.size(p_in) != inp["bytes"]:
+            return False
+    return True
+
+
+def build_manifest(*, pipeline: str, config: Mapping[str, Any], cfg_hash: str, inputs: list[dict],
+                   stages: Mapping[str, Any], outputs: list[dict], started: float,
+                   extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Assemble the manifest dict (see module docstring)."""
+    return {
+        "run_id": f"{pipeline}-{cfg_hash}",
+        "pipeline": pipeline,
+        "package_version": package_version(),
+        "git_commit": git_commit(),
+        "config": dict(config),
+        "config_hash": cfg_hash,
+        "inputs": inputs,
+        "stages": dict(stages),
+        "balance_problems": balance_problems(stages),
+        "outputs": outputs,
+        "started_at": _dt.datetime.fromtimestamp(started, _dt.timezone.utc).isoformat(),
+        "wall_seconds": round(time.time() - started, 3),
+        **(dict(extra) if extra else {}),
+    }

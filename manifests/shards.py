@@ -1,0 +1,131 @@
+"""Size-bounded, atomically written Parquet shards with explicit schemas.
+
+Layout of a run directory::
+
+    <output>/data/<split>-NNNNN-of-NNNNN.parquet      (one folder per output type for multi-output runs)
+    <output>/rejects/rejects-NNNNN-of-NNNNN.parquet
+    <output>/filtered/filtered-NNNNN-of-NNNNN.parquet
+    <output>/manifest.json                             (written last)
+
+Records are spread over buckets by their content-hash id, so the same inputs always give the same shards.
+Each bucket is written to ``_tmp/`` first and renamed into place by :func:`finalize_shards` once every
+bucket is complete; a crash leaves no half-written shard under a final name.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+import fsspec
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from corpora.records import conform, schema_fingerprint
+
+TMP_DIR = "_tmp"
+_BUCKET_RE = re.compile(r"^(?P<prefix>.+)\.bucket-(?P<bucket>\d{5})\.parquet$")
+
+
+def bucket_of(record_id: str, num_buckets: int) -> int:
+    """Deterministic bucket of a record id (hex content hash or any string)."""
+    digest = hashlib.sha1(record_id.encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % max(1, num_buckets)
+
+
+def _fs_and_path(url: str) -> tuple[fsspec.AbstractFileSystem, str]:
+    fs, path = fsspec.core.url_to_fs(url)
+    return fs, path
+
+
+def write_table_atomic(table: pa.Table, url: str, row_group_size: int = 1000) -> None:
+    """Write ``table`` as zstd Parquet to ``url`` through a temporary name and a rename."""
+    fs, path = _fs_and_path(url)
+    parent = os.path.dirname(path)
+    if parent:
+        fs.makedirs(parent, exist_ok=True)
+    tmp = f"{path}.inprogress-{os.getpid()}"
+    with fs.open(tmp, "wb") as fh:
+        pq.write_table(table, fh, compression="zstd", row_group_size=row_group_size)
+    fs.mv(tmp, path)
+
+
+def write_bucket(output: str, prefix: str, bucket: int, schema: pa.Schema, rows: Iterable[Mapping]) -> str:
+    """Write one bucket's rows, sorted by ``record_id``, to ``<output>/_tmp/<prefix>.bucket-NNNNN.parquet``."""
+    ordered = sorted((conform(schema, r) for r in rows), key=lambda r: r["record_id"] or "")
+    table = pa.Table.from_pylist(ordered, schema=schema)
+    url = f"{output.rstrip('/')}/{TMP_DIR}/{prefix.replace('/', '__')}.bucket-{bucket:05d}.parquet"
+    write_table_atomic(table, url)
+    return url
+
+
+@dataclass(frozen=True)
+class ShardInfo:
+    path: str          # relative to the run directory
+    rows: int
+    bytes: int
+    sha256: str
+    schema_fingerprint: str
+
+    def as_dict(self) -> dict:
+        return {"path": self.path, "rows": self.rows, "bytes": self.bytes, "sha256": self.sha256,
+                "schema_fingerprint": self.schema_fingerprint}
+
+
+def _sha256_file(fs, path: str) -> str:
+    h = hashlib.sha256()
+    with fs.open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def finalize_shards(output: str, schemas: Mapping[str, pa.Schema]) -> list[ShardInfo]:
+    """Rename every complete bucket in ``_tmp/`` to its final shard name and describe the result.
+
+    ``schemas`` maps a shard prefix (e.g. ``"data/train"``, ``"rejects/rejects"``) to its schema. A prefix with
+    no bucket gets one empty shard so that every declared output exists and loads.
+    """
+    fs, root = _fs_and_path(output)
+    tmp_root = f"{root.rstrip('/')}/{TMP_DIR}"
+    found: dict[str, list[str]] = {p: [] for p in schemas}
+    if fs.exists(tmp_root):
+        for name in sorted(fs.ls(tmp_root, detail=False)):
+            m = _BUCKET_RE.match(os.path.basename(name))
+            if not m:
+                continue
+            prefix = m.group("prefix").replace("__", "/")
+            if prefix in found:
+                found[prefix].append(name)
+    infos: list[ShardInfo] = []
+    for prefix, schema in schemas.items():
+        for old in fs.glob(f"{root}/{prefix}-*-of-*.parquet"):
+            fs.rm(old)
+        buckets = sorted(found[prefix])
+        if not buckets:
+            empty = f"{output.rstrip('/')}/{TMP_DIR}/{prefix.replace('/', '__')}.bucket-00000.parquet"
+            write_table_atomic(schema.empty_table(), empty)
+            buckets = [_fs_and_path(empty)[1]]
+        total = len(buckets)
+        for i, src in enumerate(buckets):
+            rel = f"{prefix}-{i:05d}-of-{total:05d}.parquet"
+            dst = f"{root}/{rel}"
+            fs.makedirs(os.path.dirname(dst), exist_ok=True)
+            fs.mv(src, dst)
+            meta = pq.read_metadata(fs.open(dst, "rb"))
+            infos.append(ShardInfo(rel, meta.num_rows, fs.size(dst), _sha256_file(fs, dst),
+                                   schema_fingerprint(schema)))
+    if fs.exists(tmp_root) and not fs.ls(tmp_root, detail=False):
+        fs.rm(tmp_root, recursive=True)
+    return infos
+
+
+def read_rows(output: str, prefix: str) -> list[dict]:
+    """All rows of the shards under ``prefix`` (e.g. ``"data/train"``), in shard order. For tests and inspection."""
+    fs, root = _fs_and_path(output)
+    rows: list[dict] = []
+    for path in sorted(fs.glob(f"{root}/{prefix}-*-of-*.parquet")):
+        rows.extend(pq.read_table(fs.open(path, "rb")).to_pylist())
+    return rows

@@ -1,0 +1,141 @@
+"""Run a pipeline spec on a Beam runner and turn its outputs into shards plus a manifest.
+
+A pipeline module builds a :class:`PipelineSpec`: the config (hashed into the run id), the shard outputs
+with their schemas, and a ``build(p, ctx)`` function that returns one PCollection per output prefix plus the
+lists of reject and filtered PCollections. :func:`execute` does the rest: no-op check, Beam options
+(FnApiRunner unless told otherwise — never Beam's default runner, which tries to download Prism), shard
+writing, counters → manifest.
+"""
+from __future__ import annotations
+
+import logging
+import math
+import shutil
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
+
+import apache_beam as beam
+import fsspec
+import pyarrow as pa
+from apache_beam.metrics.metric import MetricsFilter
+from apache_beam.options.pipeline_options import PipelineOptions
+
+from corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
+from manifests import manifest as mf
+from manifests.shards import TMP_DIR, bucket_of, finalize_shards, write_bucket
+
+log = logging.getLogger("swemine")
+
+REJECTS_PREFIX = "rejects/rejects"
+FILTERED_PREFIX = "filtered/filtered"
+DEFAULT_SHARD_BYTES = 256 * 1024 * 1024
+
+
+@dataclass
+class RunContext:
+    """What a pipeline's ``build`` function gets: its config, the config hash and the output directory."""
+    config: dict[str, Any]
+    config_hash: str
+    output: str
+
+
+@dataclass
+class Built:
+    """What ``build`` returns: one PCollection per output prefix, plus reject / filtered PCollections."""
+    outputs: dict[str, Any]
+    rejects: list = field(default_factory=list)
+    filtered: list = field(default_factory=list)
+
+
+@dataclass
+class PipelineSpec:
+    name: str
+    config: dict[str, Any]
+    outputs: dict[str, pa.Schema]                     # prefix -> schema, e.g. {"data/train": TRAJECTORY_SCHEMA}
+    build: Callable[[beam.Pipeline, RunContext], Built]
+    input_uris: list[str] = field(default_factory=list)
+    num_buckets: int | None = None                    # shards per output; default from input size
+    summarize: Callable[[str, dict], dict] | None = None  # extra manifest entries from the written run
+
+
+def beam_options(beam_args: list[str] | None) -> PipelineOptions:
+    """Pipeline options with the runner always named (FnApiRunner by default)."""
+    args = list(beam_args or [])
+    if not any(a == "--runner" or a.startswith("--runner=") for a in args):
+        args.append("--runner=FnApiRunner")
+    opts = PipelineOptions(args)
+    return opts
+
+
+class WriteShards(beam.PTransform):
+    """Bucket records by id and write each bucket as one Parquet file under ``<output>/_tmp``."""
+
+    def __init__(self, output: str, prefix: str, schema: pa.Schema, num_buckets: int):
+        super().__init__()
+        self.output, self.prefix, self.schema, self.num_buckets = output, prefix, schema, num_buckets
+
+    def expand(self, pcoll):
+        n, output, prefix, schema = self.num_buckets, self.output, self.prefix, self.schema
+        return (pcoll
+                | "Key" >> beam.Map(lambda r: (bucket_of(r["record_id"], n), r))
+                | "Group" >> beam.GroupByKey()
+                | "Write" >> beam.MapTuple(lambda b, rows: write_bucket(output, prefix, b, schema, rows)))
+
+
+def _default_buckets(input_uris: list[str]) -> int:
+    total = 0
+    for item in mf.input_listing(input_uris):
+        total += item["bytes"] or 0
+    return max(1, math.ceil(total / DEFAULT_SHARD_BYTES))
+
+
+def _counters(result) -> list[tuple[str, int]]:
+    query = result.metrics().query(MetricsFilter().with_namespace(mf.COUNTER_NAMESPACE))
+    out = []
+    for c in query["counters"]:
+        value = c.committed if c.committed is not None else c.attempted
+        out.append((c.key.metric.name, int(value or 0)))
+    return out
+
+
+def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None, force: bool = False) -> dict:
+    """Run ``spec`` into ``output``; return the manifest. A finished run with the same config is a no-op."""
+    cfg = {"pipeline": spec.name, **spec.config}
+    cfg_hash = mf.config_hash(cfg)
+    if not force and mf.is_complete(output, cfg_hash):
+        log.info("%s: up to date (config %s); use --force to recompute", output, cfg_hash)
+        manifest = mf.read_manifest(output)
+        manifest["noop"] = True
+        return manifest
+    started = time.time()
+    fs, root = fsspec.core.url_to_fs(output)
+    if fs.exists(f"{root}/{TMP_DIR}"):
+        fs.rm(f"{root}/{TMP_DIR}", recursive=True)
+    fs.makedirs(root, exist_ok=True)
+    inputs = mf.input_listing(spec.input_uris)
+    n_buckets = spec.num_buckets or _default_buckets(spec.input_uris)
+    schemas = {**spec.outputs, REJECTS_PREFIX: REJECT_SCHEMA, FILTERED_PREFIX: FILTERED_SCHEMA}
+    ctx = RunContext(config=cfg, config_hash=cfg_hash, output=output)
+    p = beam.Pipeline(options=beam_options(beam_args))
+    built = spec.build(p, ctx)
+    for prefix, pcoll in built.outputs.items():
+        pcoll | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], n_buckets)
+    for prefix, parts in ((REJECTS_PREFIX, built.rejects), (FILTERED_PREFIX, built.filtered)):
+        if parts:
+            merged = tuple(parts) | f"Flatten[{prefix}]" >> beam.Flatten()
+            merged | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], 1)
+    result = p.run()
+    result.wait_until_finish()
+    stages = mf.stage_counters(_counters(result))
+    infos = finalize_shards(output, schemas)
+    extra = spec.summarize(output, stages) if spec.summarize else None
+    manifest = mf.build_manifest(pipeline=spec.name, config=cfg, cfg_hash=cfg_hash, inputs=inputs, stages=stages,
+                                 outputs=[i.as_dict() for i in infos], started=started, extra=extra)
+    mf.write_manifest(output, manifest)
+    return manifest
+
+
+def clean_output(output: str) -> None:
+    """Remove a local run directory (used by ``--force`` callers and tests)."""
+    shutil.rmtree(output, ignore_errors=True)

@@ -1,0 +1,102 @@
+"""The thin Beam adapter around plain-Python stage functions (DESIGN rule 1).
+
+A stage function takes one record and yields any number of results: ordinary records, ``Reject``s and
+``Filtered`` records (see :mod:`corpora.records`). :class:`StageDoFn` routes them to the main, ``rejects`` and
+``filtered`` outputs and counts ``<stage>.in``, ``<stage>.out``, ``<stage>.rejected.<reason>`` and
+``<stage>.filtered.<reason>`` as Beam metrics, which the manifest folds into per-stage counts.
+
+An exception escaping a stage function becomes a reject with reason ``exception:<Type>`` — one bad record
+never takes the run down.
+"""
+from __future__ import annotations
+
+import logging
+import time
+import traceback
+from typing import Any, Callable, Iterable
+
+import apache_beam as beam
+from apache_beam.metrics import Metrics
+
+from corpora.records import Filtered, Reject, make_reject
+from manifests.manifest import COUNTER_NAMESPACE
+
+REJECTS = "rejects"
+FILTERED = "filtered"
+StageFn = Callable[[Any], Iterable[Any]]
+
+log = logging.getLogger("swemine")
+
+
+class Counters:
+    """Lazily created Beam counters named ``<stage>.<kind>[.<reason>]``."""
+
+    def __init__(self, stage: str):
+        self.stage = stage
+        self._cache: dict[str, Any] = {}
+
+    def inc(self, name: str, n: int = 1) -> None:
+        counter = self._cache.get(name)
+        if counter is None:
+            counter = self._cache[name] = Metrics.counter(COUNTER_NAMESPACE, f"{self.stage}.{name}")
+        counter.inc(n)
+
+
+class StageDoFn(beam.DoFn):
+    """Run a stage function built by ``factory`` in ``setup()`` (so it may hold unpicklable resources).
+
+    ``fanout=True`` marks stages that legitimately emit several records per input (readers, miners that
+    emit one record per function...): the manifest then does not require ``in = out + rejected + filtered``.
+    ``in_weight`` lets a stage count something other than one per element (e.g. files).
+    """
+
+    def __init__(self, stage: str, factory: Callable[[], StageFn], *, fanout: bool = False,
+                 progress_every: int = 0):
+        self.stage = stage
+        self.factory = factory
+        self.fanout = fanout
+        self.progress_every = progress_every
+        self._fn: StageFn | None = None
+
+    def setup(self):
+        self._fn = self.factory()
+        self._counters = Counters(self.stage)
+        self._seen = 0
+        self._t0 = time.time()
+
+    def process(self, element):
+        c = self._counters
+        c.inc("in")
+        if self.fanout and self._seen == 0:
+            c.inc("info.fanout")
+        self._seen += 1
+        if self.progress_every and self._seen % self.progress_every == 0:
+            log.info("%s: %d inputs in %.1fs", self.stage, self._seen, time.time() - self._t0)
+        try:
+            for result in self._fn(element):
+                if isinstance(result, Reject):
+                    c.inc(f"rejected.{result['reason']}")
+                    yield beam.pvalue.TaggedOutput(REJECTS, dict(result))
+                elif isinstance(result, Filtered):
+                    c.inc(f"filtered.{result['reason']}")
+                    yield beam.pvalue.TaggedOutput(FILTERED, dict(result))
+                else:
+                    c.inc("out")
+                    yield result
+        except Exception as exc:  # noqa: BLE001 - any failure of one record becomes a counted reject
+            reason = f"exception:{type(exc).__name__}"
+            c.inc(f"rejected.{reason}")
+            rec = element if isinstance(element, dict) else {}
+            yield beam.pvalue.TaggedOutput(REJECTS, dict(make_reject(
+                self.stage, reason, f"{exc}\n{traceback.format_exc(limit=3)}",
+                uri=str(rec.get("source_uri", "")), locator=str(rec.get("source_locator", "")),
+                sha256=str(rec.get("source_sha256", "")), subject_id=str(rec.get("record_id", "")),
+                excerpt=repr(element)[:200])))
+
+
+def apply_stage(pcoll, stage: str, factory: Callable[[], StageFn], *, fanout: bool = False,
+                progress_every: int = 0):
+    """Apply a stage; returns ``(main, rejects, filtered)`` PCollections."""
+    res = pcoll | stage >> beam.ParDo(StageDoFn(stage, factory, fanout=fanout, progress_every=progress_every)
+                                      ).with_outputs(REJECTS, FILTERED, main="main")
+    return res.main, res[REJECTS], res[FILTERED]
