@@ -1,0 +1,185 @@
+"""Sample layouts (methods.md §4.9, §4.11) and the ``FimSample`` Arrow schema.
+
+- ``chat``: ``messages`` (user = the masked-file prompt, assistant = the original implementation in the
+  ``### Implementation`` layout; the rationale comes from the optional LLM stage) plus a ``metadata`` struct
+  with the fields of the published ``TIGER-Lab/FIM-Midtraining-400K`` rows.
+- ``psm`` / ``spm``: raw special-token FIM for Qwen2.5-Coder, StarCoder(2) and DeepSeek-Coder, in ``text``,
+  with ``prefix``/``middle``/``suffix`` kept beside it. SPM follows Bavarian/Megatron: ``[PRE][SUF] suf
+  [MID] pre mid``.
+- Qwen2.5-Coder's repo-level layout (``<|repo_name|>``, ``<|file_sep|>``) via :func:`repo_level`.
+
+Raw FIM special tokens never appear in chat samples (§4.11).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from corpora.records import PROVENANCE_FIELDS
+
+FORMATS = ("chat", "psm", "spm")
+
+
+@dataclass(frozen=True)
+class FimTokens:
+    prefix: str
+    suffix: str
+    middle: str
+    eos: str
+    pad: str
+    repo_name: str = ""
+    file_sep: str = ""
+
+
+#: Exact special tokens per model family (methods.md §4.11). EOS strings of StarCoder and DeepSeek-Coder and
+#: StarCoder2's repo tokens are [RECALLED] in the spec.
+FAMILIES: dict[str, FimTokens] = {
+    "qwen2.5-coder": FimTokens("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>", "<|endoftext|>",
+                               "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>"),
+    "starcoder": FimTokens("<fim_prefix>", "<fim_suffix>", "<fim_middle>", "<|endoftext|>", "<fim_pad>",
+                           "<repo_name>", "<file_sep>"),
+    "deepseek-coder": FimTokens("<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>", "<｜end▁of▁sentence｜>", ""),
+}
+
+FIM_SPLITS = {1: "single_function", 2: "function_pair", 3: "function_triple"}
+
+GROUP_DESCRIPTIONS = {
+    "caller_callee": "one of the masked functions calls the other",
+    "mutual_call": "the masked functions call each other",
+    "co_callee": "both masked functions are called by the same function",
+    "sibling_coupled": "the masked functions are methods of the same class that share instance state",
+    "call_chain": "the masked functions form a call chain (the first calls the second, which calls the third)",
+    "hub": "one masked function calls the other two",
+    "fan_in": "two of the masked functions call the third",
+    "class_triad": "the masked functions are three methods of one class that share instance state",
+}
+
+_TARGET = pa.struct([
+    pa.field("func_name", pa.string()), pa.field("start_line", pa.int32()), pa.field("end_line", pa.int32()),
+    pa.field("loc", pa.int32()), pa.field("cyclomatic_complexity", pa.int32()), pa.field("max_depth", pa.int32()),
+    pa.field("complexity", pa.float64()), pa.field("inferability", pa.float64()),
+    pa.field("fim_score", pa.float64()), pa.field("difficulty", pa.float64()),
+])
+_GRAPH_STATS = pa.struct([
+    pa.field("total_functions", pa.int32()), pa.field("call_edges", pa.int32()),
+    pa.field("sibling_pairs", pa.int32()), pa.field("cross_file_in", pa.int32()),
+    pa.field("cross_file_out", pa.int32()),
+])
+#: The published row's ``metadata`` (quality fields stay null until the critic stage fills them).
+#: [INFERRED] line_num = first target line, func_num = number of masked functions.
+METADATA_TYPE = pa.struct([
+    pa.field("sample_id", pa.string()), pa.field("repo_id", pa.string()), pa.field("repository_url", pa.string()),
+    pa.field("file_path", pa.string()), pa.field("line_num", pa.int32()), pa.field("func_num", pa.int32()),
+    pa.field("category", pa.string()), pa.field("description", pa.string()), pa.field("notes", pa.string()),
+    pa.field("license", pa.string()), pa.field("file_lines", pa.int32()),
+    pa.field("graph_stats", pa.struct([pa.field("total_functions", pa.int32()), pa.field("call_edges", pa.int32()),
+                                       pa.field("sibling_pairs", pa.int32())])),
+    pa.field("func_name", pa.string()), pa.field("start_line", pa.int32()), pa.field("end_line", pa.int32()),
+    pa.field("loc", pa.int32()), pa.field("complexity", pa.float64()), pa.field("inferability", pa.float64()),
+    pa.field("fim_score", pa.float64()), pa.field("difficulty", pa.float64()),
+    pa.field("overall_score", pa.float64()), pa.field("is_feasible", pa.bool_()),
+    pa.field("correctness", pa.float64()), pa.field("executability", pa.float64()),
+    pa.field("api_usage", pa.float64()), pa.field("readability", pa.float64()),
+    pa.field("completeness", pa.float64()),
+])
+MESSAGE_TYPE = pa.struct([pa.field("role", pa.string()), pa.field("content", pa.large_string())])
+
+FIM_SCHEMA = pa.schema([
+    pa.field("record_id", pa.string(), nullable=False),
+    pa.field("repo", pa.string()),
+    pa.field("commit", pa.string()),
+    pa.field("path", pa.string()),                    # relative to the repository root
+    pa.field("license", pa.string()),
+    pa.field("fim_split", pa.string()),               # single_function | function_pair | function_triple
+    pa.field("group_type", pa.string()),              # single | one of the eight topologies
+    pa.field("format", pa.string()),                  # chat | psm | spm
+    pa.field("model_family", pa.string()),            # raw formats: qwen2.5-coder | starcoder | deepseek-coder
+    pa.field("func_name", pa.string()),               # "+"-joined for groups
+    pa.field("start_line", pa.int32()),               # first target's def line
+    pa.field("end_line", pa.int32()),                 # last target's last line
+    pa.field("loc", pa.int32()),                      # masked functions' LoC (summed for groups)
+    pa.field("cyclomatic_complexity", pa.int32()),    # summed for groups
+    pa.field("max_depth", pa.int32()),
+    pa.field("complexity", pa.float64()),             # Ĥ (group: mean)
+    pa.field("inferability", pa.float64()),           # Î (group: mean, intra-group information removed)
+    pa.field("score", pa.float64()),                  # ĤÎ/(Ĥ+Î)
+    pa.field("difficulty", pa.float64()),             # Δ
+    pa.field("penalty", pa.float64()),                # ρ(Δ)
+    pa.field("coupling", pa.float64()),               # groups only
+    pa.field("fim_score", pa.float64()),
+    pa.field("targets", pa.list_(_TARGET)),
+    pa.field("file_lines", pa.int32()),
+    pa.field("graph_stats", _GRAPH_STATS),
+    pa.field("messages", pa.list_(MESSAGE_TYPE)),     # chat rows
+    pa.field("metadata", METADATA_TYPE),              # chat rows: the published metadata
+    pa.field("text", pa.large_string()),              # raw rows: the special-token training string
+    pa.field("prefix", pa.large_string()),            # raw rows
+    pa.field("middle", pa.large_string()),
+    pa.field("suffix", pa.large_string()),
+    pa.field("extra_json", pa.string()),
+    *PROVENANCE_FIELDS,
+])
+
+
+def psm(tokens: FimTokens, prefix: str, middle: str, suffix: str) -> str:
+    """Prefix-suffix-middle: ``P pre S suf M mid EOS``."""
+    return f"{tokens.prefix}{prefix}{tokens.suffix}{suffix}{tokens.middle}{middle}{tokens.eos}"
+
+
+def spm(tokens: FimTokens, prefix: str, middle: str, suffix: str) -> str:
+    """Suffix-prefix-middle (Bavarian/Megatron variant): ``P S suf M pre mid EOS``."""
+    return f"{tokens.prefix}{tokens.suffix}{suffix}{tokens.middle}{prefix}{middle}{tokens.eos}"
+
+
+def raw_text(fmt: str, family: str, prefix: str, middle: str, suffix: str) -> str:
+    """The raw FIM training string of ``fmt`` (psm/spm) for ``family``."""
+    tokens = FAMILIES[family]
+    return (psm if fmt == "psm" else spm)(tokens, prefix, middle, suffix)
+
+
+def repo_level(family: str, repo_name: str, context: list[tuple[str, str]], path: str, prefix: str, middle: str,
+               suffix: str) -> str:
+    """Repo-level FIM: ``<|repo_name|>name\\n`` + ``<|file_sep|>path\\ncontent\\n`` per context file, then the
+    target file's ``<|file_sep|>path\\n`` followed by its PSM sample."""
+    t = FAMILIES[family]
+    if not t.repo_name:
+        raise ValueError(f"{family} has no repo-level tokens")
+    parts = [f"{t.repo_name}{repo_name}\n"]
+    parts += [f"{t.file_sep}{p}\n{c}\n" for p, c in context]
+    parts.append(f"{t.file_sep}{path}\n{psm(t, prefix, middle, suffix)}")
+    return "".join(parts)
+
+
+def chat_prompt(path: str, names: list[str], group_type: str, masked_text: str) -> str:
+    """The user turn: the masked file and what to produce (methods.md §4.8, in our own words)."""
+    if len(names) == 1:
+        head = (f"You are an expert Python programmer. In the Python file below, the body of the function "
+                f"`{names[0]}` has been replaced by the line `# <MASKED_FUNCTION_BODY>`.\n\n"
+                "Work out what it must do from the imports, the other functions and classes, the places that "
+                "call it and the helpers it can call; reason step by step from its signature, type hints and "
+                "usages, then write its complete body.\n\n"
+                "Answer with a `### Reasoning` section, then a `### Implementation` section holding the whole "
+                "function (signature included) in one ```python block.")
+    else:
+        listed = ", ".join(f"`{n}`" for n in names)
+        head = (f"You are an expert Python programmer. In the Python file below, the bodies of {len(names)} "
+                f"related functions ({listed}) have been replaced by `# <MASKED_FUNCTION_BODY>`; "
+                f"{GROUP_DESCRIPTIONS.get(group_type, 'they depend on each other')}.\n\n"
+                "Work out what each must do from the rest of the file and from how they use one another; keep "
+                "the implementations consistent with each other.\n\n"
+                "Answer with a `### Reasoning` section, then `### Implementation` with one `### Function i: name` "
+                "heading and ```python block per function, in the order listed.")
+    return f"{head}\n\nFile: `{path}`\n\n```python\n{masked_text}\n```"
+
+
+def chat_answer(names: list[str], functions: list[str], rationale: str = "") -> str:
+    """The assistant turn: optional rationale, then the original implementation(s)."""
+    parts = [f"### Reasoning\n{rationale.strip()}\n\n"] if rationale else []
+    parts.append("### Implementation\n")
+    if len(functions) == 1:
+        parts.append(f"```python\n{functions[0].rstrip()}\n```")
+    else:
+        parts.extend(f"### Function {i}: {n}\n```python\n{src.rstrip()}\n```\n"
+                     for i, (n, src) in enumerate(zip(names, functions), 1))
+    return "".join(parts).rstrip() + "\n"

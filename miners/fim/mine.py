@@ -1,0 +1,223 @@
+"""The FIM miner end to end, as plain functions the Beam pipeline wires up (and tests call directly).
+
+parse (per file) → :func:`select_repo` (per repository: graph, scores, singles, groups; only structures in
+memory) → :func:`emit_samples` (per file, joined back with its content: mask, validate, format) →
+:func:`mixture_fractions` + :func:`keep_for_mixture` (single/pair/triple ratios). :func:`mine_files` runs the
+whole chain in-process.
+"""
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from corpora.records import Filtered, Reject, content_id, dumps_extra, make_filtered, make_reject
+from miners.fim.formats import FAMILIES, FIM_SCHEMA, FIM_SPLITS, chat_answer, chat_prompt, raw_text
+from miners.fim.graph import build_graph
+from miners.fim.groups import select_groups
+from miners.fim.masking import MaskError, mask
+from miners.fim.parse import FileParser, FileStructure, FunctionInfo
+from miners.fim.scoring import FimConfig, Scored, file_in_bounds, select_singles
+
+SELECT_STAGE = "fim_select"
+EMIT_STAGE = "fim_emit"
+MIX_STAGE = "fim_mix"
+
+
+@dataclass
+class Target:
+    """One sample's masked function(s) with their scores."""
+    group_type: str                 # "single" or a topology
+    functions: list[FunctionInfo]
+    scored: Scored
+    member_scores: list[Scored]
+    coupling: float | None = None
+
+
+@dataclass
+class FileSelection:
+    """What the repository stage decided for one file (no content: that is joined back by ``key``)."""
+    key: str
+    structure: FileStructure
+    graph_stats: dict[str, int]
+    targets: list[Target] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+
+
+def repo_key(src: dict[str, Any]) -> str:
+    return f"{src.get('repo') or ''}@{src.get('commit') or ''}"
+
+
+def file_key(src: dict[str, Any]) -> str:
+    return f"{repo_key(src)}:{src['path']}"
+
+
+def select_repo(structures: list[FileStructure], cfg: FimConfig) -> Iterator[FileSelection | Filtered]:
+    """Build the repository's graph and pick every file's singles, pairs and triples."""
+    structures = sorted(structures, key=lambda s: s.path)
+    rg = build_graph(structures, cross_file=cfg.cross_file)
+    for fs in structures:
+        out_of_bounds = file_in_bounds(fs, cfg)
+        if out_of_bounds:
+            yield make_filtered(SELECT_STAGE, out_of_bounds, {
+                "record_id": fs.record_id, "repo": fs.repo, "path": fs.path, "source_uri": fs.source_uri,
+                "source_locator": f"{fs.commit}:{fs.path}", "source_sha256": fs.source_sha256},
+                "source_file", {"file_lines": fs.n_lines, "bounds": [cfg.min_file_lines, cfg.max_file_lines]})
+            continue
+        singles, skipped = select_singles(rg, fs, cfg)
+        pairs, triples, g_skipped = select_groups(rg, fs, cfg)
+        for k, v in g_skipped.items():
+            skipped[k] = skipped.get(k, 0) + v
+        targets = [Target("single", [rg.fn(s.nid)], s, [s]) for s in singles]
+        for g in pairs + triples:
+            targets.append(Target(g.group_type, [rg.fn(m) for m in g.members], g.scored, g.member_scores,
+                                  g.coupling))
+        yield FileSelection(f"{fs.repo}@{fs.commit}:{fs.path}", fs, rg.file_stats(fs.path), targets, skipped)
+
+
+def _target_row(fn: FunctionInfo, s: Scored) -> dict[str, Any]:
+    return {"func_name": fn.qualname, "start_line": fn.start_line, "end_line": fn.end_line, "loc": fn.loc,
+            "cyclomatic_complexity": fn.cc, "max_depth": fn.depth, "complexity": s.complexity,
+            "inferability": s.inferability, "fim_score": s.fim_score, "difficulty": s.difficulty}
+
+
+def build_row(src: dict[str, Any], sel: FileSelection, t: Target, fmt: str, family: str,
+              config_hash: str) -> dict[str, Any]:
+    """One ``FimSample`` row (raises :class:`MaskError` when the target fails validation)."""
+    fs = sel.structure
+    m = mask(src["content"], t.functions)
+    names = [f.qualname for f in t.functions]
+    n = len(t.functions)
+    s = t.scored
+    row: dict[str, Any] = {
+        "record_id": content_id("fim", fs.repo, fs.commit, fs.path, fs.source_sha256,
+                                [(f.qualname, f.start_line) for f in t.functions], fmt, family if fmt != "chat" else ""),
+        "repo": fs.repo, "commit": fs.commit, "path": fs.path, "license": fs.license,
+        "fim_split": FIM_SPLITS[n], "group_type": t.group_type, "format": fmt,
+        "model_family": family if fmt != "chat" else None, "func_name": "+".join(names),
+        "start_line": t.functions[0].start_line, "end_line": t.functions[-1].end_line,
+        "loc": sum(f.loc for f in t.functions), "cyclomatic_complexity": sum(f.cc for f in t.functions),
+        "max_depth": max(f.depth for f in t.functions), "complexity": s.complexity,
+        "inferability": s.inferability, "score": s.score, "difficulty": s.difficulty, "penalty": s.penalty,
+        "coupling": t.coupling, "fim_score": s.fim_score,
+        "targets": [_target_row(f, ms) for f, ms in zip(t.functions, t.member_scores)],
+        "file_lines": fs.n_lines, "graph_stats": sel.graph_stats,
+        "extra_json": dumps_extra({"inferability_parts": [ms.parts for ms in t.member_scores],
+                                   "decorators": [f.decorators for f in t.functions]}),
+        "source_uri": fs.source_uri, "source_locator": f"{fs.commit}:{fs.path}#L{t.functions[0].start_line}",
+        "source_sha256": fs.source_sha256, "config_hash": config_hash,
+    }
+    if fmt == "chat":
+        row["messages"] = [{"role": "user", "content": chat_prompt(fs.path, names, t.group_type, m.masked_text)},
+                           {"role": "assistant", "content": chat_answer(names, m.functions)}]
+        gs = sel.graph_stats
+        row["metadata"] = {
+            "sample_id": fs.record_id, "repo_id": fs.repo, "repository_url": fs.source_uri, "file_path": fs.path,
+            "line_num": t.functions[0].start_line, "func_num": n, "license": fs.license, "file_lines": fs.n_lines,
+            "graph_stats": {k: gs[k] for k in ("total_functions", "call_edges", "sibling_pairs")},
+            "func_name": row["func_name"], "start_line": row["start_line"], "end_line": row["end_line"],
+            "loc": row["loc"], "complexity": s.complexity, "inferability": s.inferability,
+            "fim_score": s.fim_score, "difficulty": s.difficulty}
+    else:
+        row.update(prefix=m.prefix, middle=m.middle, suffix=m.suffix,
+                   text=raw_text(fmt, family, m.prefix, m.middle, m.suffix))
+    return row
+
+
+def emit_samples(src: dict[str, Any], sel: FileSelection, fmt: str, family: str,
+                 config_hash: str = "") -> Iterator[dict | Reject]:
+    """Every selected target of one file as a row; a target that fails validation becomes a reject."""
+    for t in sel.targets:
+        try:
+            yield build_row(src, sel, t, fmt, family, config_hash)
+        except MaskError as exc:
+            yield make_reject(EMIT_STAGE, exc.reason, str(exc), uri=sel.structure.source_uri,
+                              locator=f"{sel.structure.commit}:{sel.structure.path}#L{t.functions[0].start_line}",
+                              sha256=sel.structure.source_sha256, subject_id=sel.structure.record_id,
+                              config_hash=config_hash)
+
+
+def mixture_fractions(counts: dict[int, int], ratios: tuple[float, ...]) -> dict[int, float]:
+    """Keep-fraction per group size so kept counts follow ``ratios`` (single, pair, triple) at the largest
+    total the available counts allow; sizes with nothing available are left out of the ratio."""
+    if not ratios:
+        return {k: 1.0 for k in counts}
+    weights = {k: ratios[k - 1] for k in counts if k - 1 < len(ratios) and ratios[k - 1] > 0 and counts[k] > 0}
+    if not weights:
+        return {k: 0.0 for k in counts}
+    norm = sum(weights.values())
+    budget = min(counts[k] / (w / norm) for k, w in weights.items())
+    return {k: (min(1.0, budget * weights[k] / norm / counts[k]) if k in weights else 0.0) for k in counts}
+
+
+def keep_for_mixture(record_id: str, fraction: float) -> bool:
+    """Deterministic uniform sampling: keep if the id's hash falls below ``fraction``."""
+    if fraction >= 1.0:
+        return True
+    h = int.from_bytes(hashlib.sha256(f"mix:{record_id}".encode()).digest()[:8], "big")
+    return h < fraction * 2 ** 64
+
+
+@dataclass
+class MineResult:
+    rows: list[dict]
+    rejects: list[dict]
+    filtered: list[dict]
+    stats: dict[str, int]
+
+
+def mine_files(files: Iterable[dict], cfg: FimConfig | None = None, fmt: str = "chat",
+               family: str = "qwen2.5-coder", config_hash: str = "", parser: FileParser | None = None) -> MineResult:
+    """The whole miner in-process over SourceFile dicts (any number of repos)."""
+    cfg = cfg or FimConfig()
+    if fmt != "chat" and family not in FAMILIES:
+        raise ValueError(f"unknown model family {family!r}")
+    parser = parser or FileParser()
+    by_repo: dict[str, list[FileStructure]] = defaultdict(list)
+    contents: dict[str, dict] = {}
+    rejects, filtered, rows = [], [], []
+    stats: dict[str, int] = defaultdict(int)
+    for src in files:
+        if isinstance(src, Reject):
+            rejects.append(src)
+            continue
+        stats["files"] += 1
+        out = parser(src)
+        if isinstance(out, Reject):
+            rejects.append(out)
+            continue
+        stats["functions"] += len(out.functions)
+        by_repo[repo_key(src)].append(out)
+        contents[file_key(src)] = src
+    for structures in by_repo.values():
+        for sel in select_repo(structures, cfg):
+            if isinstance(sel, Filtered):
+                filtered.append(sel)
+                continue
+            for t in sel.targets:
+                stats[f"selected_{FIM_SPLITS[len(t.functions)]}"] += 1
+            for r in emit_samples(contents[sel.key], sel, fmt, family, config_hash):
+                (rejects if isinstance(r, Reject) else rows).append(r)
+    counts = {k: 0 for k in (1, 2, 3)}
+    for r in rows:
+        counts[len(r["targets"])] += 1
+    frac = mixture_fractions(counts, cfg.mixture)
+    kept = []
+    for r in rows:
+        if keep_for_mixture(r["record_id"], frac[len(r["targets"])]):
+            kept.append(r)
+        else:
+            filtered.append(mixture_filtered(r, frac))
+    stats["samples"] = len(kept)
+    return MineResult(kept, rejects, filtered, dict(stats))
+
+
+def mixture_filtered(row: dict, fractions: dict[int, float]) -> Filtered:
+    """The record of a sample the mixture sampling left out (slim: no file text)."""
+    slim = {k: row[k] for k in ("record_id", "repo", "commit", "path", "fim_split", "group_type", "func_name",
+                                "start_line", "end_line", "fim_score", "source_uri", "source_locator",
+                                "source_sha256", "config_hash")}
+    return make_filtered(MIX_STAGE, "mixture_quota", slim, "fim_sample",
+                         {"keep_fraction": fractions[len(row["targets"])]})
+
