@@ -1,0 +1,211 @@
+"""``swemine run fim``: dependency-graph-selected, function-aware FIM samples from repositories.
+
+Stages: ``fim_read`` (repo spec → SourceFiles) → ``fim_parse`` (tree-sitter structure, per file; no tree
+is kept) → group by repository → ``fim_select`` (graph, Ĥ/Î scoring, singles, pairs, triples; structures
+only) → join back with each file's content → ``fim_emit`` (mask, validate, format) → ``fim_mix``
+(single/pair/triple ratios). With no ``--repos`` it mines the running interpreter's standard library.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import glob
+import os
+import re
+
+import apache_beam as beam
+
+from corpora.records import Reject, make_reject
+from miners.fim.formats import FAMILIES, FIM_SCHEMA, FIM_SPLITS, FORMATS
+from miners.fim.mine import (EMIT_STAGE, MIX_STAGE, SELECT_STAGE, FileSelection, emit_samples, file_key,
+                             keep_for_mixture, mixture_filtered, mixture_fractions, repo_key, select_repo)
+from miners.fim.parse import STAGE as PARSE_STAGE
+from miners.fim.parse import FileParser
+from miners.fim.scoring import FimConfig
+from pipelines.runner import Built, PipelineSpec
+from pipelines.stage import FILTERED, Counters, apply_stage
+
+OUTPUT = "fim/train"
+READ_STAGE = "fim_read"
+DIST_FIELDS = ("loc", "complexity", "inferability", "fim_score", "difficulty")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repos", nargs="+", action="extend", default=[],
+                        help="repo specs: git repo path[@commit], directory, stdlib, pkg:<name>, git URL "
+                             "(default: stdlib)")
+    parser.add_argument("--format", choices=FORMATS, default="chat", dest="fim_format")
+    parser.add_argument("--model-family", choices=sorted(FAMILIES), default="qwen2.5-coder",
+                        help="special tokens for --format psm/spm")
+    parser.add_argument("--in-file-only", action="store_true",
+                        help="no cross-file edges: reproduce the published per-file graph exactly")
+    parser.add_argument("--mixture", default="0.8,0.15,0.05",
+                        help="single,pair,triple ratios; 'none' keeps every sample")
+    parser.add_argument("--max-file-bytes", type=int, default=1 << 20)
+    parser.add_argument("--shards", type=int, default=1, help="Parquet shards of the sample output")
+
+
+def split_spec(spec: str) -> tuple[str, str | None]:
+    """``path@<sha>`` → (path, sha); anything else → (spec, None)."""
+    head, sep, tail = spec.rpartition("@")
+    if sep and head and re.fullmatch(r"[0-9a-fA-F]{7,40}", tail):
+        return head, tail
+    return spec, None
+
+
+def read_repo(spec: str, max_bytes: int):
+    """SourceFiles of one repo spec (rejects for unreadable files, or for a repo that cannot be opened)."""
+    from corpora.repos import RepoError, open_repo
+
+    path, commit = split_spec(spec)
+    try:
+        repo = open_repo(path)
+    except (RepoError, OSError) as exc:
+        yield make_reject(READ_STAGE, "repo_unavailable", str(exc), uri=spec)
+        return
+    yield from repo.iter_source_files(commit=commit, max_bytes=max_bytes)
+
+
+def _parse_factory(max_bytes: int):
+    parser = FileParser(max_bytes=max_bytes)
+    counters = Counters(PARSE_STAGE)
+
+    def parse(src):
+        out = parser(src)
+        if not isinstance(out, Reject):
+            counters.inc("info.functions", len(out.functions))
+        return [out]
+    return parse
+
+
+class _CountSelections(beam.DoFn):
+    """Counters for what ``fim_select`` chose and passed over: ``fim_select.info.<...>``."""
+
+    def setup(self):
+        self.counters = Counters(SELECT_STAGE)
+
+    def process(self, sel: FileSelection):
+        for t in sel.targets:
+            self.counters.inc(f"info.selected_{FIM_SPLITS[len(t.functions)]}")
+        for reason, n in sel.skipped.items():
+            self.counters.inc(f"info.skip_{reason}", n)
+        yield sel.key, sel
+
+
+class _Mix(beam.DoFn):
+    """Keep each sample with its split's mixture fraction (deterministic by id); the rest go to filtered."""
+
+    def setup(self):
+        self.counters = Counters(MIX_STAGE)
+
+    def process(self, row, fractions):
+        self.counters.inc("in")
+        n = len(row["targets"])
+        if keep_for_mixture(row["record_id"], fractions.get(n, 1.0)):
+            self.counters.inc("out")
+            yield row
+        else:
+            self.counters.inc("filtered.mixture_quota")
+            yield beam.pvalue.TaggedOutput(FILTERED, dict(mixture_filtered(row, fractions)))
+
+
+def _emit_factory(fmt: str, family: str, config_hash: str):
+    def emit(kv):
+        _, grouped = kv
+        sels, files = list(grouped["sel"]), list(grouped["src"])
+        for sel in sels:
+            for src in files:
+                yield from emit_samples(src, sel, fmt, family, config_hash)
+    return emit
+
+
+def _select_factory(cfg: FimConfig):
+    return lambda kv: select_repo(list(kv[1]), cfg)
+
+
+def build(p, ctx) -> Built:
+    c = ctx.config
+    cfg = FimConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in c["fim"].items()})
+    stamp = lambda r: {**r, "config_hash": ctx.config_hash}  # noqa: E731
+    files, read_rej, _ = apply_stage(p | "Repos" >> beam.Create(c["repos"]), READ_STAGE,
+                                     lambda: (lambda spec: read_repo(spec, c["max_file_bytes"])), fanout=True)
+    structures, parse_rej, _ = apply_stage(files, PARSE_STAGE, lambda: _parse_factory(c["max_file_bytes"]))
+    by_repo = (structures | "KeyRepo" >> beam.Map(lambda fs: (f"{fs.repo}@{fs.commit}", fs))
+               | "GroupRepo" >> beam.GroupByKey())
+    sels, _, sel_filtered = apply_stage(by_repo, SELECT_STAGE, lambda: _select_factory(cfg), fanout=True)
+    keyed_sels = sels | "CountSelections" >> beam.ParDo(_CountSelections())
+    keyed_files = files | "KeyFile" >> beam.Map(lambda src: (file_key(src), src))
+    joined = {"sel": keyed_sels, "src": keyed_files} | "JoinContent" >> beam.CoGroupByKey()
+    rows, emit_rej, _ = apply_stage(joined, EMIT_STAGE,
+                                    lambda: _emit_factory(c["format"], c["model_family"], ctx.config_hash),
+                                    fanout=True)
+    counts = (rows | "Split" >> beam.Map(lambda r: (len(r["targets"]), 1)) | "CountSplits" >> beam.CombinePerKey(sum)
+              | "AsDict" >> beam.combiners.ToDict())
+    fractions = counts | "Fractions" >> beam.Map(
+        lambda d: mixture_fractions({k: d.get(k, 0) for k in FIM_SPLITS}, tuple(cfg.mixture)))
+    mixed = rows | "Mix" >> beam.ParDo(_Mix(), fractions=beam.pvalue.AsSingleton(fractions)).with_outputs(
+        FILTERED, main="main")
+    rejects = [r | f"Stamp[{name}]" >> beam.Map(stamp)
+               for name, r in (("read", read_rej), ("parse", parse_rej), ("emit", emit_rej))]
+    return Built(outputs={OUTPUT: mixed.main}, rejects=rejects, filtered=[sel_filtered, mixed[FILTERED]])
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {}
+    v = sorted(values)
+
+    def q(p: float) -> float:
+        return round(v[min(len(v) - 1, int(p * (len(v) - 1) + 0.5))], 4)
+    return {"p10": q(0.1), "p50": q(0.5), "p90": q(0.9), "n": len(v)}
+
+
+def summarize(output: str, stages: dict) -> dict:
+    """Counts and the p10/p50/p90 distribution report of the written samples (as the reference's step 3)."""
+    import pyarrow.parquet as pq
+
+    cols: dict[str, list] = {f: [] for f in (*DIST_FIELDS, "fim_split")}
+    for path in sorted(glob.glob(os.path.join(output, f"{OUTPUT}-*-of-*.parquet"))):
+        t = pq.read_table(path, columns=list(cols))
+        for f in cols:
+            cols[f].extend(t.column(f).to_pylist())
+    dist = {"all": {f: _percentiles(cols[f]) for f in DIST_FIELDS}}
+    for split in FIM_SPLITS.values():
+        idx = [i for i, s in enumerate(cols["fim_split"]) if s == split]
+        if idx:
+            dist[split] = {f: _percentiles([cols[f][i] for i in idx]) for f in DIST_FIELDS}
+    info = stages.get(SELECT_STAGE, {}).get("info", {})
+    counts = {"files": stages.get(PARSE_STAGE, {}).get("in", 0),
+              "files_parsed": stages.get(PARSE_STAGE, {}).get("out", 0),
+              "functions": stages.get(PARSE_STAGE, {}).get("info", {}).get("functions", 0),
+              "selected_singles": info.get("selected_single_function", 0),
+              "selected_pairs": info.get("selected_function_pair", 0),
+              "selected_triples": info.get("selected_function_triple", 0),
+              "samples": len(cols["fim_split"])}
+    print("fim: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
+    return {"fim_counts": counts, "fim_distribution": dist}
+
+
+def build_spec(repos: list[str] | None = None, fmt: str = "chat", family: str = "qwen2.5-coder",
+               cfg: FimConfig | None = None, max_file_bytes: int = 1 << 20,
+               num_buckets: int | None = None) -> PipelineSpec:
+    """The ``fim`` pipeline over ``repos`` (default: the standard library)."""
+    if fmt not in FORMATS or family not in FAMILIES:
+        raise ValueError(f"unknown format/family {fmt!r}/{family!r}")
+    cfg = cfg or FimConfig()
+    config = {"repos": list(repos or ["stdlib"]), "format": fmt, "model_family": family if fmt != "chat" else "",
+              "fim": dataclasses.asdict(cfg), "max_file_bytes": max_file_bytes}
+    return PipelineSpec(name="fim", config=config, outputs={OUTPUT: FIM_SCHEMA}, build=build,
+                        num_buckets=num_buckets or 1, summarize=summarize)
+
+
+def _mixture(text: str) -> tuple[float, ...]:
+    if text.strip().lower() in ("none", ""):
+        return ()
+    return tuple(float(x) for x in text.split(","))
+
+
+def spec_from_args(args: argparse.Namespace) -> PipelineSpec:
+    cfg = FimConfig(cross_file=not args.in_file_only, mixture=_mixture(args.mixture))
+    return build_spec(args.repos or args.input, args.fim_format, args.model_family, cfg, args.max_file_bytes,
+                      args.shards)
