@@ -43,6 +43,7 @@ class RepoGraph:
         self._callers: dict[str, list[str]] = defaultdict(list)
         self._callees: dict[str, list[str]] = defaultdict(list)
         self._graph: nx.DiGraph | None = None
+        self.sp_cache: dict[str, list[tuple[str, float]]] = {}   # callee -> [(caller, call-site specificity)]
 
     def __contains__(self, nid: str) -> bool:
         return nid in self.nodes

@@ -15,6 +15,7 @@ non-overlapping selection by score.
 """
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass
 from itertools import combinations
 
@@ -128,23 +129,19 @@ class _FileGroups:
     def coupling(self, members: list[str], kind: str) -> float:
         cfg, rg = self.cfg, self.rg
         pairs = list(combinations(members, 2))
-        adj = {m: set() for m in members}
-        for a, b in pairs:
-            if rg.has_call(a, b) or rg.has_call(b, a):
-                adj[a].add(b)
-                adj[b].add(a)
-        seen, stack = {members[0]}, [members[0]]
-        while stack:
-            for nb in adj[stack.pop()] - seen:
-                seen.add(nb)
-                stack.append(nb)
-        call = 1.0 if len(seen) == len(members) else (cfg.co_callee_call_credit if kind == "co_callee" else 0.0)
+        # 2 or 3 members are connected by calls iff at least len-1 of their pairs are call-linked
+        linked = sum(1 for a, b in pairs if rg.has_call(a, b) or rg.has_call(b, a))
+        call = 1.0 if linked >= len(members) - 1 else (cfg.co_callee_call_credit if kind == "co_callee" else 0.0)
         same = sum(1 for a, b in pairs if rg.fn(a).class_name and rg.fn(a).class_name == rg.fn(b).class_name)
         state = sum(_jaccard(self.attrs[a], self.attrs[b]) for a, b in pairs) / len(pairs)
         return cfg.coupling_call * call + cfg.coupling_sibling * same / len(pairs) + cfg.coupling_state * state
 
-    def score(self, key: frozenset, kind: str) -> Group | str:
-        """The group's scores, or the reason it cannot pass (checked on cheap upper bounds first)."""
+    def bound(self, key: frozenset, kind: str) -> tuple[float, list[str], float, float] | str:
+        """(upper bound of the group score, members, coupling, Ĝ), or the reason it cannot pass.
+
+        Removing intra-group information only lowers Î, and ĤÎ/(Ĥ+Î) grows with Î while ρ ≤ 1, so the
+        coupling times the half-harmonic mean over the members' full Î bounds the exact score from above.
+        """
         cfg, rg = self.cfg, self.rg
         members = sorted(key, key=self.order.__getitem__)
         if sum(rg.fn(m).loc for m in members) > self.loc_budget[len(members)]:
@@ -153,10 +150,18 @@ class _FileGroups:
         if gh < cfg.min_complexity:
             return "group_complexity_below_min"
         coupling = self.coupling(members, kind)
-        # removing intra-group information only lowers Î, and ĤÎ/(Ĥ+Î) grows with Î: an upper bound
         bound = coupling * selection_score(gh, sum(self.full[m].inferability for m in members) / len(members))
         if bound < cfg.min_fim_score:
             return "group_fim_score_below_min"
+        return bound, members, coupling, gh
+
+    def score(self, key: frozenset, kind: str) -> Group | str:
+        """The group's exact scores (or the reason it cannot pass)."""
+        pre = self.bound(key, kind)
+        if isinstance(pre, str):
+            return pre
+        _, members, coupling, gh = pre
+        cfg, rg = self.cfg, self.rg
         member_scores = []
         for m in members:
             h = self.full[m].complexity
@@ -172,26 +177,39 @@ class _FileGroups:
         return Group(kind, members, agg, coupling, member_scores)
 
     def select(self, candidates: dict[frozenset, str], cap: int, skipped: dict[str, int]) -> list[Group]:
-        scored = []
+        """Greedy non-overlapping selection by exact score, evaluated lazily: candidates wait in a heap under
+        their upper bound and are scored exactly only when they reach the top (same picks as scoring all)."""
+        def skip(reason: str, n: int = 1) -> None:
+            skipped[reason] = skipped.get(reason, 0) + n
+        heap = []
         for key, kind in candidates.items():
-            g = self.score(key, kind)
-            if isinstance(g, str) or g.scored.fim_score < self.cfg.min_fim_score:
-                reason = g if isinstance(g, str) else "group_fim_score_below_min"
-                skipped[reason] = skipped.get(reason, 0) + 1
+            pre = self.bound(key, kind)
+            if isinstance(pre, str):
+                skip(pre)
             else:
-                scored.append(g)
-        scored.sort(key=lambda g: (-g.scored.fim_score, [self.order[m] for m in g.members]))
+                heap.append((-pre[0], tuple(self.order[m] for m in pre[1]), 0, key, kind))
+        heapq.heapify(heap)
         used: set[str] = set()
-        chosen = []
-        for g in scored:
+        chosen: dict[frozenset, Group] = {}
+        exact: dict[frozenset, Group] = {}
+        while heap:
             if len(chosen) >= cap:
-                skipped["group_over_file_cap"] = skipped.get("group_over_file_cap", 0) + 1
-            elif used.intersection(g.members):
-                skipped["group_overlaps"] = skipped.get("group_overlaps", 0) + 1
+                skip("group_over_file_cap", len(heap))
+                break
+            _, order, is_exact, key, kind = heapq.heappop(heap)
+            if used.intersection(key):
+                skip("group_overlaps")
+            elif is_exact:
+                chosen[key] = exact[key]
+                used.update(key)
             else:
-                chosen.append(g)
-                used.update(g.members)
-        return chosen
+                g = self.score(key, kind)
+                if g.scored.fim_score < self.cfg.min_fim_score:
+                    skip("group_fim_score_below_min")
+                else:
+                    exact[key] = g
+                    heapq.heappush(heap, (-g.scored.fim_score, order, 1, key, kind))
+        return list(chosen.values())
 
 
 def select_groups(rg: RepoGraph, fs: FileStructure, cfg: FimConfig) -> tuple[list[Group], list[Group], dict]:

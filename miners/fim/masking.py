@@ -10,8 +10,9 @@ end, and ``prefix + middle + suffix`` must equal the file exactly — checked on
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import accumulate
 
-from miners.fim.parse import FunctionInfo, span_sha, split_lines
+from miners.fim.parse import FunctionInfo, span_sha
 
 MASK = "# <MASKED_FUNCTION_BODY>"
 
@@ -33,19 +34,28 @@ class Masked:
     functions: list[str]        # each target's original source (``def`` .. last line)
 
 
-def _line_ending(line: str) -> str:
-    if line.endswith("\r\n"):
-        return "\r\n"
-    return "\n" if line.endswith("\n") else ""
+class FileText:
+    """A file's lines (split on ``\\n`` only, endings kept out) and line offsets, computed once per file."""
+
+    def __init__(self, content: str):
+        self.content = content
+        self.lines = content.split("\n")
+        self._cum = list(accumulate(map(len, self.lines)))
+
+    def offset_after(self, line: int) -> int:
+        """Offset just past line ``line`` (1-based) and its newline."""
+        return min(len(self.content), self._cum[line - 1] + line)
 
 
-def mask(content: str, targets: list[FunctionInfo]) -> Masked:
+def mask(content: str | FileText, targets: list[FunctionInfo]) -> Masked:
     """Mask ``targets`` (disjoint functions of ``content``); raises :class:`MaskError` on any mismatch."""
-    lines = split_lines(content)
+    text = content if isinstance(content, FileText) else FileText(content)
+    lines = text.lines
+    n_lines = len(lines) - (lines[-1] == "")
     targets = sorted(targets, key=lambda f: f.start_line)
     for f in targets:
-        if f.end_line > len(lines) or f.body_line <= f.sig_end_line:
-            raise MaskError("span_out_of_file", f"{f.qualname}: lines {f.start_line}-{f.end_line} of {len(lines)}")
+        if f.end_line > n_lines or f.body_line <= f.sig_end_line:
+            raise MaskError("span_out_of_file", f"{f.qualname}: lines {f.start_line}-{f.end_line} of {n_lines}")
         if f.text_sha and span_sha(lines, f.start_line, f.end_line) != f.text_sha:
             raise MaskError("span_mismatch", f"{f.qualname}: text at lines {f.start_line}-{f.end_line} changed")
     for a, b in zip(targets, targets[1:]):
@@ -58,13 +68,18 @@ def mask(content: str, targets: list[FunctionInfo]) -> Masked:
         first = next((ln for ln in body if ln.strip()), body[0])
         indent = first[:len(first) - len(first.lstrip(" \t"))]
         out.extend(lines[pos:f.sig_end_line])
-        out.append(f"{indent}{MASK}{_line_ending(body[-1])}")
+        out.append(f"{indent}{MASK}" + ("\r" if body[-1].endswith("\r") else ""))
         pos = f.end_line
     out.extend(lines[pos:])
-    start = len("".join(lines[:targets[0].sig_end_line]))
-    end = len("".join(lines[:targets[-1].end_line]))
-    prefix, middle, suffix = content[:start], content[start:end], content[end:]
-    if (prefix + middle + suffix).encode("utf-8") != content.encode("utf-8"):
-        raise MaskError("fim_reconstruction", "prefix + middle + suffix differs from the file")
-    return Masked("".join(out), prefix, middle, suffix,
-                  ["".join(lines[f.start_line - 1:f.end_line]) for f in targets])
+    src = text.content
+    start, end = text.offset_after(targets[0].sig_end_line), text.offset_after(targets[-1].end_line)
+    prefix, middle, suffix = src[:start], src[start:end], src[end:]
+    # the hole must start on the first body line and stop after the last target line, and the three parts
+    # must give the file back byte for byte
+    ends_at = targets[-1].end_line - (end == len(src) and not src.endswith("\n"))
+    if prefix.count("\n") != targets[0].sig_end_line or (prefix + middle).count("\n") != ends_at or \
+            (prefix + middle + suffix).encode("utf-8") != src.encode("utf-8"):
+        raise MaskError("fim_reconstruction", "prefix + middle + suffix does not split the file at the target")
+    return Masked("\n".join(out), prefix, middle, suffix,
+                  [src[text.offset_after(f.start_line - 1) if f.start_line > 1 else 0:text.offset_after(f.end_line)]
+                   for f in targets])

@@ -16,7 +16,7 @@ from corpora.records import Filtered, Reject, content_id, dumps_extra, make_filt
 from miners.fim.formats import FAMILIES, FIM_SCHEMA, FIM_SPLITS, chat_answer, chat_prompt, raw_text
 from miners.fim.graph import build_graph
 from miners.fim.groups import select_groups
-from miners.fim.masking import MaskError, mask
+from miners.fim.masking import FileText, MaskError, mask
 from miners.fim.parse import FileParser, FileStructure, FunctionInfo
 from miners.fim.scoring import FimConfig, Scored, file_in_bounds, select_singles
 
@@ -82,11 +82,11 @@ def _target_row(fn: FunctionInfo, s: Scored) -> dict[str, Any]:
             "inferability": s.inferability, "fim_score": s.fim_score, "difficulty": s.difficulty}
 
 
-def build_row(src: dict[str, Any], sel: FileSelection, t: Target, fmt: str, family: str,
+def build_row(text: FileText, sel: FileSelection, t: Target, fmt: str, family: str,
               config_hash: str) -> dict[str, Any]:
     """One ``FimSample`` row (raises :class:`MaskError` when the target fails validation)."""
     fs = sel.structure
-    m = mask(src["content"], t.functions)
+    m = mask(text, t.functions)
     names = [f.qualname for f in t.functions]
     n = len(t.functions)
     s = t.scored
@@ -128,9 +128,10 @@ def build_row(src: dict[str, Any], sel: FileSelection, t: Target, fmt: str, fami
 def emit_samples(src: dict[str, Any], sel: FileSelection, fmt: str, family: str,
                  config_hash: str = "") -> Iterator[dict | Reject]:
     """Every selected target of one file as a row; a target that fails validation becomes a reject."""
+    text = FileText(src["content"])
     for t in sel.targets:
         try:
-            yield build_row(src, sel, t, fmt, family, config_hash)
+            yield build_row(text, sel, t, fmt, family, config_hash)
         except MaskError as exc:
             yield make_reject(EMIT_STAGE, exc.reason, str(exc), uri=sel.structure.source_uri,
                               locator=f"{sel.structure.commit}:{sel.structure.path}#L{t.functions[0].start_line}",

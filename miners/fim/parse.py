@@ -138,18 +138,9 @@ def resolve_relative(module: str, is_package: bool, level: int, name: str) -> st
     return ".".join([*base, *([name] if name else [])])
 
 
-def split_lines(text: str) -> list[str]:
-    """Lines with their ``\n`` kept, split on ``\n`` only (``str.splitlines`` also splits on \f, \x1c...)."""
-    parts = text.split("\n")
-    lines = [p + "\n" for p in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
-
-
 def span_sha(lines: list[str], start_line: int, end_line: int) -> str:
-    """Hash of lines ``start_line..end_line`` (1-based, inclusive), rstripped."""
-    return hashlib.sha1("".join(lines[start_line - 1:end_line]).rstrip().encode("utf-8")).hexdigest()
+    """Hash of lines ``start_line..end_line`` (1-based, inclusive; ``lines`` = ``text.split("\\n")``), rstripped."""
+    return hashlib.sha1("\n".join(lines[start_line - 1:end_line]).rstrip().encode("utf-8")).hexdigest()
 
 
 def count_lines(text: str) -> int:
@@ -205,7 +196,7 @@ class FileParser:
                 _imports(child, module, is_package, imports, stars)
         if fnodes:
             _attach_items(self.query, root, functions, fnodes)
-            lines = split_lines(content)
+            lines = content.split("\n")
             for f in functions:
                 f.text_sha = span_sha(lines, f.start_line, f.end_line)
             # a re-definition (property setter, platform variants) replaces the earlier node, as in the

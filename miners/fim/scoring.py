@@ -116,7 +116,10 @@ def inferability_parts(rg: RepoGraph, nid: str, cfg: FimConfig, exclude: frozens
                        with_doc: bool = True) -> dict[str, float]:
     """Î's five components for node ``nid``; nodes in ``exclude`` (the rest of a group) are ignored."""
     fn = rg.fn(nid)
-    caller_sum = sum(call_specificity(rg.fn(u), fn.name, cfg) for u in rg.callers(nid) if u not in exclude)
+    sp = rg.sp_cache.get(nid)
+    if sp is None:
+        sp = rg.sp_cache[nid] = [(u, call_specificity(rg.fn(u), fn.name, cfg)) for u in rg.callers(nid)]
+    caller_sum = sum(v for u, v in sp if u not in exclude)
     n_callees = sum(1 for w in rg.callees(nid) if w not in exclude)
     cls = 0.0
     if fn.class_name:
