@@ -38,8 +38,10 @@ class Group:
 
 
 def _jaccard(a: frozenset, b: frozenset) -> float:
-    union = a | b
-    return len(a & b) / len(union) if union else 0.0
+    if not a or not b:
+        return 0.0
+    common = len(a & b)
+    return common / (len(a) + len(b) - common)
 
 
 class _FileGroups:

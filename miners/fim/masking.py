@@ -78,7 +78,7 @@ def mask(content: str | FileText, targets: list[FunctionInfo]) -> Masked:
     # must give the file back byte for byte
     ends_at = targets[-1].end_line - (end == len(src) and not src.endswith("\n"))
     if prefix.count("\n") != targets[0].sig_end_line or (prefix + middle).count("\n") != ends_at or \
-            (prefix + middle + suffix).encode("utf-8") != src.encode("utf-8"):
+            prefix + middle + suffix != src:     # str equality = byte equality of the UTF-8 encodings
         raise MaskError("fim_reconstruction", "prefix + middle + suffix does not split the file at the target")
     return Masked("\n".join(out), prefix, middle, suffix,
                   [src[text.offset_after(f.start_line - 1) if f.start_line > 1 else 0:text.offset_after(f.end_line)]

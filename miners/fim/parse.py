@@ -24,17 +24,17 @@ STAGE = "fim_parse"
 #: Argument node types that are ``ast.Constant`` in Python's own AST.
 _LITERALS = frozenset({"integer", "float", "true", "false", "none", "ellipsis"})
 _STRINGS = frozenset({"string", "concatenated_string"})
-#: Node types counted by cyclomatic complexity (elif = nested If in ast; for_in_clause = one comprehension generator).
-_CC_TYPES = ("if_statement", "elif_clause", "conditional_expression", "for_statement", "while_statement",
-             "except_clause", "boolean_operator", "for_in_clause")
-#: Statements that open a nesting level (If/For/While/With/Try; ``async`` variants share the node type).
-_DEPTH_TYPES = frozenset({"if_statement", "elif_clause", "for_statement", "while_statement", "with_statement",
-                          "try_statement"})
+#: Cyclomatic complexity counts If (elif = a nested If in ast), IfExp, For, While, ExceptHandler, each extra
+#: BoolOp operand (tree-sitter nests binary boolean_operators) and each comprehension generator; control-flow
+#: depth nests If/For/While/With/Try (``async`` variants share the node types). One capture name per role.
 _QUERY = """
 (call) @call
-[%s (with_statement) (try_statement)] @ctl
+[(if_statement) (for_statement) (while_statement)] @cc_depth
+(elif_clause) @elif
+[(conditional_expression) (except_clause) (boolean_operator) (for_in_clause)] @cc
+[(with_statement) (try_statement)] @depth
 (attribute object: (identifier) @_obj attribute: (identifier) @self_attr (#eq? @_obj "self"))
-""" % " ".join(f"({t})" for t in _CC_TYPES)
+"""
 
 
 @dataclass(slots=True)
@@ -412,17 +412,17 @@ def _attach_items(query, root, functions: list[FunctionInfo], fnodes: list) -> N
             if site is not None:
                 functions[i].calls.append(site)
     ctl: list[list[tuple[int, int]]] = [[] for _ in fnodes]
-    for node in caps.get("ctl", ()):
-        i = owner(node)
-        if i < 0:
-            continue
-        t = node.type
-        if t in _CC_TYPES:
-            functions[i].cc += 1
-        if t in _DEPTH_TYPES:
-            # an elif is an If nested in the previous branch's orelse: its span runs to the end of the if.
-            end = node.parent.end_byte if t == "elif_clause" else node.end_byte
-            ctl[i].append((node.start_byte, end))
+    for name in ("cc", "cc_depth", "elif", "depth"):
+        counts_cc, nests = name != "depth", name != "cc"
+        for node in caps.get(name, ()):
+            i = owner(node)
+            if i < 0:
+                continue
+            if counts_cc:
+                functions[i].cc += 1
+            if nests:
+                # an elif is an If nested in the previous branch's orelse: its span runs to the end of the if
+                ctl[i].append((node.start_byte, node.parent.end_byte if name == "elif" else node.end_byte))
     for i, spans in enumerate(ctl):
         if spans:
             functions[i].depth = _max_nesting(spans)
