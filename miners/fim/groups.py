@@ -45,7 +45,7 @@ def _jaccard(a: frozenset, b: frozenset) -> float:
 
 
 class _FileGroups:
-    def __init__(self, rg: RepoGraph, fs: FileStructure, cfg: FimConfig):
+    def __init__(self, rg: RepoGraph, fs: FileStructure, cfg: FimConfig, full: dict[str, Scored] | None = None):
         self.rg, self.fs, self.cfg = rg, fs, cfg
         self.nodes = [node_id(fs.path, f.qualname) for f in fs.functions]
         self.order = {n: i for i, n in enumerate(self.nodes)}
@@ -53,12 +53,17 @@ class _FileGroups:
         local = set(self.nodes)
         self.out = {n: [w for w in rg.callees(n) if w in local and w != n] for n in self.nodes}
         self.attrs = {n: rg.fn(n).self_attrs for n in self.nodes}
+        self.cls = {n: rg.fn(n).class_name for n in self.nodes}
+        self.linked = {(a, b) for a in self.nodes for b in self.out[a]}
+        self.linked |= {(b, a) for a, b in self.linked}
         self.loc_budget = {2: cfg.max_pair_loc_frac * fs.n_lines, 3: cfg.max_triple_loc_frac * fs.n_lines}
-        self.full = {n: score_node(rg, n, cfg) for n in self.eligible}   # Î with all information: an upper bound
+        full = full or {}
+        # singles' scores (Î with all information): an upper bound for the members' group Î
+        self.full = {n: full.get(n) or score_node(rg, n, cfg) for n in self.eligible}
 
     def _shares_state(self, a: str, b: str) -> bool:
-        fa, fb = self.rg.fn(a), self.rg.fn(b)
-        return bool(fa.class_name) and fa.class_name == fb.class_name and bool(self.attrs[a] & self.attrs[b])
+        ca = self.cls[a]
+        return ca is not None and ca == self.cls[b] and not self.attrs[a].isdisjoint(self.attrs[b])
 
     def pair_candidates(self) -> dict[frozenset, str]:
         found: dict[frozenset, str] = {}
@@ -129,14 +134,18 @@ class _FileGroups:
         return found
 
     def coupling(self, members: list[str], kind: str) -> float:
-        cfg, rg = self.cfg, self.rg
+        cfg, cls, attrs, linked = self.cfg, self.cls, self.attrs, self.linked
         pairs = list(combinations(members, 2))
+        n_linked = same = 0
+        state = 0.0
+        for a, b in pairs:
+            n_linked += (a, b) in linked
+            same += cls[a] is not None and cls[a] == cls[b]
+            state += _jaccard(attrs[a], attrs[b])
         # 2 or 3 members are connected by calls iff at least len-1 of their pairs are call-linked
-        linked = sum(1 for a, b in pairs if rg.has_call(a, b) or rg.has_call(b, a))
-        call = 1.0 if linked >= len(members) - 1 else (cfg.co_callee_call_credit if kind == "co_callee" else 0.0)
-        same = sum(1 for a, b in pairs if rg.fn(a).class_name and rg.fn(a).class_name == rg.fn(b).class_name)
-        state = sum(_jaccard(self.attrs[a], self.attrs[b]) for a, b in pairs) / len(pairs)
-        return cfg.coupling_call * call + cfg.coupling_sibling * same / len(pairs) + cfg.coupling_state * state
+        call = 1.0 if n_linked >= len(members) - 1 else (cfg.co_callee_call_credit if kind == "co_callee" else 0.0)
+        n = len(pairs)
+        return cfg.coupling_call * call + cfg.coupling_sibling * same / n + cfg.coupling_state * state / n
 
     def bound(self, key: frozenset, kind: str) -> tuple[float, list[str], float, float] | str:
         """(upper bound of the group score, members, coupling, Ĝ), or the reason it cannot pass.
@@ -214,9 +223,10 @@ class _FileGroups:
         return list(chosen.values())
 
 
-def select_groups(rg: RepoGraph, fs: FileStructure, cfg: FimConfig) -> tuple[list[Group], list[Group], dict]:
-    """Selected pairs and triples of one file, plus skip counts by reason."""
-    fg = _FileGroups(rg, fs, cfg)
+def select_groups(rg: RepoGraph, fs: FileStructure, cfg: FimConfig,
+                  scores: dict[str, Scored] | None = None) -> tuple[list[Group], list[Group], dict]:
+    """Selected pairs and triples of one file (reusing singles' ``scores``), plus skip counts by reason."""
+    fg = _FileGroups(rg, fs, cfg, scores)
     skipped: dict[str, int] = {}
     pairs = fg.select(fg.pair_candidates(), cfg.max_pairs_per_file, skipped)
     triples = fg.select(fg.triple_candidates(), cfg.max_triples_per_file, skipped)

@@ -65,8 +65,9 @@ def select_repo(structures: list[FileStructure], cfg: FimConfig) -> Iterator[Fil
                 "source_locator": f"{fs.commit}:{fs.path}", "source_sha256": fs.source_sha256},
                 "source_file", {"file_lines": fs.n_lines, "bounds": [cfg.min_file_lines, cfg.max_file_lines]})
             continue
-        singles, skipped = select_singles(rg, fs, cfg)
-        pairs, triples, g_skipped = select_groups(rg, fs, cfg)
+        scores: dict[str, Scored] = {}
+        singles, skipped = select_singles(rg, fs, cfg, scores)
+        pairs, triples, g_skipped = select_groups(rg, fs, cfg, scores)
         for k, v in g_skipped.items():
             skipped[k] = skipped.get(k, 0) + v
         targets = [Target("single", [rg.fn(s.nid)], s, [s]) for s in singles]

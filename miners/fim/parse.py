@@ -325,12 +325,11 @@ def _function(node, cls: str | None, decorators: list[str]) -> FunctionInfo:
 
 
 def _is_plain_string(node) -> bool:
-    """A str constant in ``ast`` terms: no f-string interpolation, no bytes prefix."""
-    parts = node.named_children if node.type == "concatenated_string" else [node]
+    """A str constant in ``ast`` terms: no f-string (the only kind with interpolations), no bytes prefix."""
+    parts = node.named_children if node.type == "concatenated_string" else (node,)
     for s in parts:
         start = s.child(0)
-        prefix = _text(start).lower() if start is not None else ""
-        if "b" in prefix or "f" in prefix or any(c.type == "interpolation" for c in s.named_children):
+        if start is None or any(c in b"bBfF" for c in start.text):
             return False
     return True
 

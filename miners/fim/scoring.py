@@ -201,8 +201,12 @@ def eligibility(fn: FunctionInfo, cfg: FimConfig) -> str | None:
     return None
 
 
-def select_singles(rg: RepoGraph, fs: FileStructure, cfg: FimConfig) -> tuple[list[Scored], dict[str, int]]:
-    """Score every function of ``fs``; return the selected ones (file order) and skip counts by reason."""
+def select_singles(rg: RepoGraph, fs: FileStructure, cfg: FimConfig,
+                   scores: dict[str, Scored] | None = None) -> tuple[list[Scored], dict[str, int]]:
+    """Score every function of ``fs``; return the selected ones (file order) and skip counts by reason.
+
+    ``scores``, when given, receives the scores of every eligible function (groups reuse them).
+    """
     chosen: list[Scored] = []
     skipped: dict[str, int] = {}
     for fn in fs.functions:
@@ -210,6 +214,8 @@ def select_singles(rg: RepoGraph, fs: FileStructure, cfg: FimConfig) -> tuple[li
         sc = None
         if reason is None:
             sc = score_node(rg, node_id(fs.path, fn.qualname), cfg)
+            if scores is not None:
+                scores[sc.nid] = sc
             if sc.complexity < cfg.min_complexity:
                 reason = "complexity_below_min"
             elif sc.fim_score < cfg.min_fim_score:
