@@ -10,7 +10,15 @@ from typing import Callable, Iterator
 from corpora.formats.base import LABEL_PRIORITY, Format
 from corpora.formats.swe_agent import SweAgentTraj
 
+# readers-a formats
+from corpora.formats.mini_swe_agent import MiniSweAgentTraj  # noqa: E402
+from corpora.formats.openhands import OpenHandsLlmCompletion, OpenHandsOutput  # noqa: E402
+
 FORMATS: list[Format] = [
+    # readers-a formats
+    MiniSweAgentTraj(),
+    OpenHandsOutput(),
+    OpenHandsLlmCompletion(),
     SweAgentTraj(),
 ]
 
