@@ -87,10 +87,16 @@ def fenced_command(content: str) -> tuple[str, str] | None:
     m = _FENCE_RE.search(content or "")
     if not m:
         return None
-    thought = content[: m.start()].strip()
-    if thought.upper().startswith("THOUGHT:"):
-        thought = thought[len("THOUGHT:"):].strip()
-    return thought, m.group(1).strip("\n")
+    return thought_text(content[: m.start()]), m.group(1).strip("\n")
+
+
+def thought_text(content: str) -> str:
+    """``content`` stripped, without a leading ``THOUGHT:`` / ``DISCUSSION`` label."""
+    body = (content or "").strip()
+    for label in ("THOUGHT:", "DISCUSSION"):
+        if body.upper().startswith(label):
+            return body[len(label):].strip()
+    return body
 
 
 def no_text_action(content: str) -> Action:

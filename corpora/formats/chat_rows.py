@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from corpora.formats.base import Format, make_trajectory, text
-from corpora.formats.chat import Action, chat_steps, fenced_command
+from corpora.formats.chat import Action, chat_steps, fenced_command, thought_text
 from corpora.formats.swe_agent import problem_statement_from, split_command
 from corpora.inputs import DocSource
 
@@ -87,7 +87,7 @@ def swe_agent_command(content: str) -> Action:
     """The fenced SWE-agent command of an ``ai`` turn (``open a.py 10`` → tool ``open``, args ``a.py 10``)."""
     found = fenced_command(content)
     if found is None:
-        return "", None, "", content.strip()
+        return "", None, "", thought_text(content)
     thought, command = found
     tool, args = split_command(command)
     return tool, {"args": args} if args else None, command, thought

@@ -9,7 +9,7 @@ import posixpath
 from typing import Any, Iterator
 
 from corpora.formats.base import Format, make_trajectory
-from corpora.formats.chat import Action, chat_steps, fenced_command
+from corpora.formats.chat import Action, chat_steps, fenced_command, thought_text
 from corpora.formats.swe_agent import problem_statement_from
 from corpora.inputs import DocSource
 
@@ -18,7 +18,7 @@ def bash_action(content: str) -> Action:
     """The fenced shell command of a mini-swe-agent assistant turn as a ``bash`` tool call."""
     found = fenced_command(content)
     if found is None:
-        return "", None, "", content.strip()
+        return "", None, "", thought_text(content)
     thought, command = found
     return "bash", {"command": command}, command, thought
 
