@@ -175,7 +175,7 @@ class OpenHandsOutput(Format):
         metadata = doc.get("metadata") if isinstance(doc.get("metadata"), dict) else {}
         test_result = doc.get("test_result") if isinstance(doc.get("test_result"), dict) else {}
         instance_id = str(doc.get("instance_id") or instance.get("instance_id") or "")
-        repo = str(instance.get("repo") or "")
+        repo = canonical_repo(str(instance.get("repo") or ""))
         if issue and not instance_id:
             instance_id = f"{issue.get('owner')}__{issue.get('repo')}-{issue.get('number')}"
             repo = f"{issue.get('owner')}/{issue.get('repo')}".lower()
@@ -198,6 +198,14 @@ class OpenHandsOutput(Format):
                    "resolver_success": doc.get("success"), "result_explanation": doc.get("result_explanation"),
                    "accumulated_cost": (doc.get("metrics") or {}).get("accumulated_cost")
                    if isinstance(doc.get("metrics"), dict) else None})
+
+
+def canonical_repo(repo: str) -> str:
+    """``owner/name``; Multi-SWE-bench image names ``mswebench/<owner>_m_<name>`` are mapped back."""
+    if repo.startswith("mswebench/") and "_m_" in repo:
+        owner, _, name = repo.split("/", 1)[1].partition("_m_")
+        return f"{owner}/{name}".lower()
+    return repo.lower()
 
 
 def _user_messages(history: list) -> list[dict]:
