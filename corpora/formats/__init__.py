@@ -11,10 +11,10 @@ from corpora.formats.base import LABEL_PRIORITY, Format
 from corpora.formats.swe_agent import SweAgentTraj
 
 # readers-a formats
-from corpora.formats.chat_rows import OpenAIChatRow, SweAgentRow  # noqa: E402
-from corpora.formats.mini_swe_agent import MiniSweAgentTraj  # noqa: E402
-from corpora.formats.openhands import OpenHandsLlmCompletion, OpenHandsOutput  # noqa: E402
-from corpora.formats.run_labels import (ExitStatuses, FinalReport, HarnessReport, Preds, ResultJson,  # noqa: E402
+from corpora.formats.chat_rows import OpenAIChatRow, SweAgentRow
+from corpora.formats.mini_swe_agent import MiniSweAgentTraj
+from corpora.formats.openhands import OpenHandsLlmCompletion, OpenHandsOutput
+from corpora.formats.run_labels import (ExitStatuses, FinalReport, HarnessReport, Preds, ResultJson,
                                         ResultsSummary, SbCliReport)
 
 FORMATS: list[Format] = [

@@ -96,7 +96,7 @@ def swe_agent_command(content: str) -> Action:
 class SweAgentRow(Format):
     name = "swe-agent-row"
     harness = "swe-agent"
-    description = "nebius/SWE-agent-trajectories row: trajectory[{role: system|user|ai, text}] + target + generated_patch"
+    description = "nebius/SWE-agent-trajectories row: trajectory[{role: system|user|ai, text}], target, generated_patch"
     detects = "object with 'instance_id' and 'trajectory' = list of {role: system|user|ai, text}"
 
     def matches(self, doc: Any, uri: str) -> bool:
@@ -107,7 +107,8 @@ class SweAgentRow(Format):
 
     def parse(self, doc: dict, src: DocSource) -> Iterator[dict]:
         turns = doc["trajectory"]
-        as_chat = [{"role": "user", "content": t.get("text")} for t in turns if isinstance(t, dict) and t.get("role") == "user"]
+        as_chat = [{"role": "user", "content": t.get("text")}
+                   for t in turns if isinstance(t, dict) and t.get("role") == "user"]
         resolved = _resolved(doc.get("target"))
         yield make_trajectory(
             src, self, instance_id=str(doc.get("instance_id") or ""),

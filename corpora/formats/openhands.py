@@ -229,7 +229,8 @@ class OpenHandsLlmCompletion(Format):
         if choices and isinstance(choices[0], dict) and isinstance(choices[0].get("message"), dict):
             messages.append(choices[0]["message"])
         folder = posixpath.dirname(src.uri)
-        instance_id = posixpath.basename(folder) if posixpath.basename(posixpath.dirname(folder)) == "llm_completions" else ""
+        in_completions = posixpath.basename(posixpath.dirname(folder)) == "llm_completions"
+        instance_id = posixpath.basename(folder) if in_completions else ""
         yield make_trajectory(
             src, self, instance_id=instance_id, steps=chat_steps(messages),
             problem_statement=problem_statement_from(messages),

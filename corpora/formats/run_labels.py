@@ -56,7 +56,7 @@ class Preds(LabelFormat):
 
 class ResultJson(LabelFormat):
     name = "result-json"
-    harness = "swe-bench-experiments"
+    harness = "swe-bench"
     description = "SWE-bench-experiments/moatless result.json: {outcome: [instance ids]} incl. 'resolved'"
     detects = "object whose values are all lists of ids, with 'resolved' and at least one other outcome"
 
@@ -112,7 +112,8 @@ class SbCliReport(LabelFormat):
         outcome = {i: False for key in ("unresolved_ids", "error_ids") for i in doc.get(key) or []}
         outcome.update({i: True for i in doc["resolved_ids"]})
         for instance_id in sorted(outcome):
-            yield make_label(src, "sb-cli-report", instance_id=instance_id, resolved=outcome[instance_id], run_root=root)
+            yield make_label(src, "sb-cli-report", instance_id=instance_id, resolved=outcome[instance_id],
+                             run_root=root)
 
 
 class FinalReport(LabelFormat):
@@ -138,7 +139,8 @@ class ResultsSummary(LabelFormat):
     def matches(self, doc: Any, uri: str) -> bool:
         items = doc.get("instances") if isinstance(doc, dict) else None
         return (isinstance(items, list) and bool(items) and "total" in doc
-                and all(isinstance(x, dict) and "instance_id" in x and isinstance(x.get("resolved"), bool) for x in items))
+                and all(isinstance(x, dict) and "instance_id" in x and isinstance(x.get("resolved"), bool)
+                        for x in items))
 
     def parse(self, doc: dict, src: DocSource) -> Iterator[dict]:
         for item in doc["instances"]:
