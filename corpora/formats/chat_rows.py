@@ -2,8 +2,9 @@
 
 * OpenAI-chat rows — ``nebius/SWE-rebench-openhands-trajectories``, SWE-Gym and SWE-smith trajectory sets:
   ``instance_id``, ``trajectory`` or ``messages`` (``role``, ``content``, ``tool_calls[{function{name,
-  arguments}}]``, ``tool_call_id``), ``model_patch``/``patch``, ``exit_status``, ``resolved`` (bool or 0/1),
-  ``trajectory_id``/``traj_id``. Tool calls may be native or text-mode ``<function=NAME>`` blocks.
+  arguments}}]``, ``tool_call_id``; SWE-smith stores the list as a JSON string), ``model_patch``/``patch``,
+  ``exit_status``, ``resolved`` (bool, or 1/0 with -1 = not evaluated → ``None``), ``trajectory_id``/``traj_id``,
+  ``model``/``model_name``. Tool calls may be native or text-mode ``<function=NAME>`` blocks.
 * ``nebius/SWE-agent-trajectories`` rows: ``instance_id``, ``model_name``, ``target`` (resolved),
   ``exit_status``, ``generated_patch``, ``eval_logs``, ``trajectory[{role: system|user|ai, text, mask}]``; an
   ``ai`` turn is a thought plus one fenced SWE-agent command, the next ``user`` turn its observation.
@@ -12,6 +13,7 @@ Steps follow :func:`corpora.formats.chat.chat_steps`.
 """
 from __future__ import annotations
 
+import json
 from typing import Any, Iterator
 
 from corpora.formats.base import Format, make_trajectory, text
@@ -21,9 +23,16 @@ from corpora.inputs import DocSource
 
 
 def _messages(doc: dict) -> list | None:
+    """The message list; SWE-smith stores it as a JSON string, which is decoded."""
     for key in ("trajectory", "messages"):
-        if isinstance(doc.get(key), list):
-            return doc[key]
+        value = doc.get(key)
+        if isinstance(value, str) and value.lstrip().startswith("["):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError:
+                continue
+        if isinstance(value, list):
+            return value
     return None
 
 
@@ -31,11 +40,12 @@ def _first_dict(items: list) -> dict:
     return next((m for m in items if isinstance(m, dict)), {})
 
 
-def _resolved(value: Any) -> bool | None:
+def resolved_value(value: Any) -> bool | None:
+    """``True``/``False`` from a bool, 1/0 or "true"/"false"; ``None`` for anything else (e.g. -1 = not evaluated)."""
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, (int, float)):
-        return bool(value)
+        return {1: True, 0: False}.get(int(value)) if value == int(value) else None
     if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0"):
         return value.strip().lower() in ("true", "1")
     return None
@@ -56,7 +66,7 @@ class OpenAIChatRow(Format):
 
     def parse(self, doc: dict, src: DocSource) -> Iterator[dict]:
         messages = _messages(doc) or []
-        resolved = _resolved(doc.get("resolved"))
+        resolved = resolved_value(doc.get("resolved"))
         tools = doc.get("tools") if isinstance(doc.get("tools"), list) else []
         traj = make_trajectory(
             src, self, instance_id=str(doc.get("instance_id") or ""),
@@ -67,14 +77,20 @@ class OpenAIChatRow(Format):
             model_name=str(doc.get("model_name") or doc.get("model") or ""),
             exit_status=text(doc.get("exit_status")), resolved=resolved,
             resolved_source="trajectory" if resolved is not None else "",
-            extra={"tools": [_tool_name(t) for t in tools],
+            extra={"tools": [tool_spec_name(t) for t in tools],
                    "gen_tests_correct": doc.get("gen_tests_correct"),
                    "pred_passes_gen_tests": doc.get("pred_passes_gen_tests")})
         traj["harness"] = str(doc.get("harness") or doc.get("scaffold") or self.harness)
         yield traj
 
 
-def _tool_name(tool: Any) -> str:
+def tool_spec_name(tool: Any) -> str:
+    """The name of a tool spec: a dict, a JSON string of one (Open-SWE-Traces), or a bare name."""
+    if isinstance(tool, str):
+        try:
+            tool = json.loads(tool) if tool.lstrip().startswith("{") else tool
+        except json.JSONDecodeError:
+            return tool
     if isinstance(tool, str):
         return tool
     if isinstance(tool, dict):
@@ -109,7 +125,7 @@ class SweAgentRow(Format):
         turns = doc["trajectory"]
         as_chat = [{"role": "user", "content": t.get("text")}
                    for t in turns if isinstance(t, dict) and t.get("role") == "user"]
-        resolved = _resolved(doc.get("target"))
+        resolved = resolved_value(doc.get("target"))
         yield make_trajectory(
             src, self, instance_id=str(doc.get("instance_id") or ""),
             steps=chat_steps(turns, swe_agent_command, content_key="text", assistant_roles=("ai",)),

@@ -6,6 +6,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from corpora.formats.chat import chat_steps, exit_code_from, parse_text_tool_call
+from corpora.formats.chat_rows import resolved_value, tool_spec_name
 from corpora.normalize import normalize_paths
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories"
@@ -72,7 +73,7 @@ SWE_AGENT_SCHEMA = pa.schema([
 
 def _rebench_row(row: dict) -> dict:
     """A sample row in the SWE-rebench column layout (text-mode rows: messages → trajectory, patch → model_patch)."""
-    msgs = row.get("trajectory") or row["messages"]
+    msgs = row.get("trajectory") or json.loads(row["messages"])
     return {"trajectory_id": row.get("trajectory_id") or row.get("traj_id"), "instance_id": row["instance_id"],
             "repo": row.get("repo", "samples/calc"),
             "trajectory": [{"role": m["role"], "content": m.get("content"), "name": m.get("name"),
@@ -125,6 +126,13 @@ def test_text_mode_tool_call_and_exit_codes():
     assert exit_code_from("x\n[The command completed with exit code 2.]") == 2
     assert exit_code_from("<returncode>-1</returncode>") == -1
     assert exit_code_from("exit code 3 mentioned in passing") is None
+
+
+def test_resolved_values_and_tool_specs():
+    assert [resolved_value(v) for v in (1, 0, -1, True, "false", None, "maybe")] == [
+        True, False, None, True, False, None, None]
+    assert tool_spec_name('{"type": "function", "function": {"name": "execute_bash"}}') == "execute_bash"
+    assert tool_spec_name({"name": "think"}) == "think" and tool_spec_name("finish") == "finish"
 
 
 def test_segmentation_joins_consecutive_tool_messages():
