@@ -7,7 +7,10 @@ system prompt, ``recall`` actions and user messages are not steps (a user messag
 ``message`` step is that step's observation); an observation that answers no action (an ``error`` raised before
 any action was emitted) becomes a step of its own with role ``tool``. Both the current event schema (``source``,
 ``args``, ``extras``, ``tool_call_metadata``) and the older flat one (fields beside ``action``, ``exit_code``
-on the observation, ``[action, observation]`` pairs) are read.
+on the observation, ``[action, observation]`` pairs) are read. Row fields: ``resolved`` only from an evaluated
+``test_result.report.resolved`` (the resolver's ``success`` is its own LLM judgement and stays in ``extra_json``);
+``exit_status`` is the first line of ``error`` when set, else ``finished`` when the agent called ``finish``;
+resolver rows (``issue{owner, repo, number}``) get the id ``<owner>__<repo>-<number>``.
 
 ``llm_completions/<instance_id>/*.json`` files are single LLM calls: ``messages`` (the whole conversation up to
 the call) + ``response``. Each file is read as one trajectory *snapshot*: the messages plus the response's
