@@ -58,15 +58,17 @@ class ResultJson(LabelFormat):
     name = "result-json"
     harness = "swe-bench"
     description = "SWE-bench-experiments/moatless result.json: {outcome: [instance ids]} incl. 'resolved'"
-    detects = "object whose values are all lists of ids, with 'resolved' and at least one other outcome"
+    detects = "object of id lists (plain-string notes allowed) with 'resolved' and at least one other outcome"
 
     def matches(self, doc: Any, uri: str) -> bool:
-        return (isinstance(doc, dict) and len(doc) >= 2 and _str_list(doc.get("resolved"))
-                and all(_str_list(v) for v in doc.values()))
+        if not isinstance(doc, dict) or not _str_list(doc.get("resolved")):
+            return False
+        outcomes = [k for k, v in doc.items() if _str_list(v)]
+        return len(outcomes) >= 2 and all(_str_list(v) or isinstance(v, str) for v in doc.values())
 
     def parse(self, doc: dict, src: DocSource) -> Iterator[dict]:
         resolved = set(doc["resolved"])
-        listed = sorted(resolved | {i for v in doc.values() for i in v})
+        listed = sorted(resolved | {i for v in doc.values() if isinstance(v, list) for i in v})
         for instance_id in listed:
             yield make_label(src, "result.json", instance_id=instance_id, resolved=instance_id in resolved)
 

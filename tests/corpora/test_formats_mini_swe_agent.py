@@ -69,7 +69,7 @@ def test_sample_run_labels_join():
     assert [s["obs_exit_code"] for s in one["steps"]] == [0, 1, 0, None]
     assert [s["tool_name"] for s in two["steps"]] == ["bash", ""]
     assert two["steps"][1]["observation"].startswith("SAMPLE format error")
-    assert one["model_name"] == "sample/model-a" and one["repo"] == "samples/calc"
+    assert one["model_name"] == "SAMPLE-model-a" and one["repo"] == "samples/calc"
 
 
 def test_registered_before_swe_agent():
