@@ -131,7 +131,9 @@ def _text_problem(data: bytes) -> tuple[str, str] | None:
 
 
 def _json_error_reason(text: str, exc: json.JSONDecodeError) -> str:
-    return "truncated_json" if exc.pos >= len(text.rstrip()) else "invalid_json"
+    # a string still open at the end of the text is reported at its start, not at the end
+    ended = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+    return "truncated_json" if ended else "invalid_json"
 
 
 def iter_documents(uri: str, data: bytes, *, split_lists: bool = True) -> Iterator[tuple[DocSource, Any] | dict]:

@@ -180,7 +180,7 @@ def _parse(folder: _Folder) -> dict:
         base_commit=str(task.get("base_commit") or ""), model_name=str(cost.get("model") or ""),
         problem_statement=problem, final_patch=final_patch, exit_status=str(statuses[-1]) if statuses else "",
         extra={"total_cost": cost.get("total_cost"), "n_rounds": len(rounds),
-               "n_tool_calls": sum(len(layer) for layer in layers), "developer_patch": folder.text("developer_patch.diff")})
+               "n_tool_calls": sum(len(layer) for layer in layers)})
 
 
 class AcrEvalReport(Format):

@@ -9,7 +9,7 @@ One step per action; ``tool_name`` is the transition name (v1/v2) or the action-
 ``Args``/``Arguments`` suffix (v3, e.g. ``FindClass``). The thought is ``thoughts`` / ``scratch_pad``.
 
 Failure flags stay on the step, in a header line that starts the observation, e.g.
-``[moatless: expect_correction=true fail_reason=string_not_found]`` (v3) or ``[moatless: retry]`` /
+``[moatless: expect_correction=true fail_reason=string_not_found]`` (v3) or ``[moatless: retry=true]`` /
 ``[moatless: trigger=retry]`` (v1/v2 ``retry_message``); the same flags are listed per step index in the
 trajectory's ``extra_json["step_flags"]``. ``error_signals`` is left to the error miner.
 """
@@ -47,13 +47,13 @@ def render_output(output: Any) -> str:
 
 
 def flag_header(flags: dict) -> str:
-    """``[moatless: k=v ...]`` for the non-empty flags (``True`` renders as ``true``, a bare name as itself)."""
+    """``[moatless: k=v ...]`` for the non-empty flags (``True`` renders as ``true``)."""
     parts = []
     for key, value in flags.items():
         if value is True:
             parts.append(f"{key}=true")
         elif value not in (None, False, ""):
-            parts.append(f"{key}={value}" if key else str(value))
+            parts.append(f"{key}={value}")
     return f"[moatless: {' '.join(parts)}]\n" if parts else ""
 
 
@@ -62,6 +62,17 @@ def split_thought(args: dict) -> tuple[str, dict]:
     thought = " ".join(text(args[k]) for k in _THOUGHT_KEYS if args.get(k))
     rest = {k: v for k, v in args.items() if k not in _THOUGHT_KEYS}
     return thought, rest
+
+
+def loop_status(info: dict, transitions: list) -> str:
+    """v1/v2 exit status: ``info.status``, else the final state (``finished`` / ``rejected``), else
+    ``error`` when ``info.error`` is set, else ``incomplete``."""
+    if info.get("status"):
+        return str(info["status"])
+    last = str((transitions[-1] or {}).get("name", "")) if transitions else ""
+    if last in ("Finished", "Rejected"):
+        return last.lower()
+    return "error" if info.get("error") else "incomplete"
 
 
 def _stem_id(uri: str) -> str:
@@ -107,12 +118,10 @@ class MoatlessV1(Format):
                     flags[len(steps)] = step_flags
                 steps.append(make_step(len(steps), thought=thought, tool_name=str(trans.get("name") or ""),
                                        tool_args=args or None, observation=obs, source_index=t_idx))
-        last = str((doc["transitions"][-1] or {}).get("name", "")) if doc["transitions"] else ""
-        status = info.get("status") or last.lower()
         yield make_trajectory(
             src, self, instance_id=str(info.get("instance_id") or _stem_id(src.uri)), steps=steps,
             model_name=models[0] if models else "", problem_statement=text(doc.get("initial_message")),
-            final_patch=text(info.get("submission")), exit_status=str(status or ""),
+            final_patch=text(info.get("submission")), exit_status=loop_status(info, doc["transitions"]),
             extra={"error": info.get("error"), "evaluation_name": info.get("evaluation_name"),
                    "total_cost": info.get("total_cost"), "step_flags": flags})
 
@@ -151,11 +160,10 @@ class MoatlessV2(Format):
         instance_id = info.get("instance_id") or (tags[0] if tags and isinstance(tags, list) else "") \
             or _stem_id(src.uri)
         repo_info = (doc.get("workspace") or {}).get("repository") or {}
-        last = str((doc["transitions"][-1] or {}).get("name", "")) if doc["transitions"] else ""
         yield make_trajectory(
             src, self, instance_id=str(instance_id), steps=steps, model_name=models[0] if models else "",
             problem_statement=text(doc.get("initial_message")), final_patch=text(info.get("submission")),
-            exit_status=str(info.get("status") or last.lower()), base_commit=str(repo_info.get("commit") or ""),
+            exit_status=loop_status(info, doc["transitions"]), base_commit=str(repo_info.get("commit") or ""),
             extra={"error": info.get("error"), "session_id": info.get("session_id"),
                    "total_cost": info.get("total_cost"), "step_flags": flags})
 
