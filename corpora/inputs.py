@@ -4,7 +4,7 @@ A *unit* is what one reader call handles: usually one file, or a whole directory
 (an AutoCodeRover instance folder). A *document* is one parsed JSON value (a file, a JSONL line, a Parquet
 row, a list item) with its locator. Everything that cannot be decoded becomes a ``Reject`` with a reason:
 ``empty_file``, ``binary_file``, ``not_utf8``, ``truncated_json``, ``invalid_json``, ``too_large``,
-``unsupported_file_type``, ``unreadable``.
+``unsupported_file_type``, ``corrupt_compressed``, ``unreadable``.
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import gzip
 import io
 import json
 import os
+import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator
 
@@ -89,6 +90,10 @@ def expand_inputs(inputs: list[str]) -> list[Unit]:
     return [units[k] for k in sorted(units)]
 
 
+class CorruptCompressed(OSError):
+    """A ``.gz`` / ``.zst`` file whose compressed stream is damaged (reject reason ``corrupt_compressed``)."""
+
+
 def read_bytes(uri: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """Read a file (any fsspec URL), transparently decompressing .gz / .zst; raise ``ValueError`` past ``max_bytes``."""
     fs, path = fsspec.core.url_to_fs(uri)
@@ -98,11 +103,15 @@ def read_bytes(uri: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     with fs.open(path, "rb") as fh:
         raw = fh.read()
     low = uri.lower()
-    if low.endswith(".gz"):
-        raw = gzip.decompress(raw)
-    elif low.endswith((".zst", ".zstd")):
-        with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw)) as r:
-            raw = r.read(max_bytes + 1)
+    try:
+        if low.endswith(".gz"):
+            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as g:
+                raw = g.read(max_bytes + 1)
+        elif low.endswith((".zst", ".zstd")):
+            with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw)) as r:
+                raw = r.read(max_bytes + 1)
+    except (OSError, EOFError, zlib.error, zstandard.ZstdError) as exc:
+        raise CorruptCompressed(f"cannot decompress: {type(exc).__name__}: {exc}") from exc
     if len(raw) > max_bytes:
         raise ValueError(f"decompressed size over the {max_bytes}-byte limit")
     return raw

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Iterator
 
 from corpora import formats as fmts
-from corpora.inputs import DocSource, Unit, expand_inputs, iter_documents, read_bytes
+from corpora.inputs import CorruptCompressed, DocSource, Unit, expand_inputs, iter_documents, read_bytes
 from corpora.records import Reject, make_reject
 
 STAGE = "read"
@@ -30,6 +30,9 @@ def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:
         data = read_bytes(unit.uri, max_bytes)
     except ValueError as exc:
         yield make_reject(STAGE, "too_large", str(exc), uri=unit.uri)
+        return
+    except CorruptCompressed as exc:
+        yield make_reject(STAGE, "corrupt_compressed", str(exc), uri=unit.uri)
         return
     except (OSError, EOFError) as exc:
         yield make_reject(STAGE, "unreadable", f"{type(exc).__name__}: {exc}", uri=unit.uri)
