@@ -96,11 +96,14 @@ class CorruptCompressed(OSError):
 
 def read_bytes(uri: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
     """Read a file (any fsspec URL), transparently decompressing .gz / .zst; raise ``ValueError`` past ``max_bytes``."""
-    fs, path = fsspec.core.url_to_fs(uri)
-    size = fs.size(path)
+    if "://" in uri:
+        fs, path = fsspec.core.url_to_fs(uri)
+        size, opener = fs.size(path), lambda: fs.open(path, "rb")
+    else:                                           # local path: skip fsspec's per-call overhead
+        size, opener = os.path.getsize(uri), lambda: open(uri, "rb")
     if size is not None and size > max_bytes:
         raise ValueError(f"file is {size} bytes, over the {max_bytes}-byte limit")
-    with fs.open(path, "rb") as fh:
+    with opener() as fh:
         raw = fh.read()
     low = uri.lower()
     try:
@@ -132,10 +135,6 @@ def _text_problem(data: bytes) -> tuple[str, str] | None:
     head = data[:8192]
     if b"\x00" in head:
         return "binary_file", "file contains NUL bytes (binary)"
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return "not_utf8", f"not valid UTF-8 at byte {exc.start}"
     return None
 
 
@@ -170,7 +169,11 @@ def iter_documents(uri: str, data: bytes, *, split_lists: bool = True) -> Iterat
     if problem:
         yield reject(*problem)
         return
-    text = data.decode("utf-8")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        yield reject("not_utf8", f"not valid UTF-8 at byte {exc.start}")
+        return
     if name.endswith((".yaml", ".yml")):
         try:
             yield DocSource(uri, "", sha), yaml.safe_load(text)

@@ -9,7 +9,7 @@ from typing import Any, Iterable, Iterator
 
 from corpora import formats as fmts
 from corpora.inputs import CorruptCompressed, DocSource, Unit, expand_inputs, iter_documents, read_bytes
-from corpora.records import Reject, make_reject
+from corpora.records import Reject, make_reject, short_repr
 
 STAGE = "read"
 
@@ -61,13 +61,13 @@ def _parse_doc(src: DocSource, doc: Any) -> Iterator[dict]:
     fmt = fmts.detect(doc, src.uri)
     if fmt is None:
         yield make_reject(STAGE, "unknown_format", f"no reader recognises this document ({_keys(doc)})",
-                          uri=src.uri, locator=src.locator, sha256=src.sha256, excerpt=repr(doc)[:200])
+                          uri=src.uri, locator=src.locator, sha256=src.sha256, excerpt=short_repr(doc))
         return
     try:
         yield from fmt.parse(doc, src)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         yield make_reject("parse", f"malformed:{fmt.name}", f"{type(exc).__name__}: {exc}", uri=src.uri,
-                          locator=src.locator, sha256=src.sha256, excerpt=repr(doc)[:200])
+                          locator=src.locator, sha256=src.sha256, excerpt=short_repr(doc))
 
 
 def _applies(label: dict, traj: dict) -> bool:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import reprlib
 from typing import Any, Iterable, Mapping
 
 import pyarrow as pa
@@ -177,6 +178,15 @@ def to_table(schema: pa.Schema, rows: Iterable[Mapping[str, Any]]) -> pa.Table:
 def schema_fingerprint(schema: pa.Schema) -> str:
     """Short stable hash of a schema's fields and types (metadata ignored)."""
     return hashlib.sha256(str(schema.remove_metadata()).encode()).hexdigest()[:16]
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxdict, _SHORT.maxlist, _SHORT.maxstring, _SHORT.maxother = 3, 8, 6, 60, 60
+
+
+def short_repr(value: Any, limit: int = 200) -> str:
+    """A bounded ``repr`` for reject excerpts: costs the same for a 50 MB document as for a small one."""
+    return _SHORT.repr(value)[:limit]
 
 
 class Reject(dict):
