@@ -20,6 +20,16 @@ def _keys(doc: Any) -> str:
     return type(doc).__name__
 
 
+def _shape(doc: Any) -> str:
+    """Cheap excerpt of an unrecognised document: its top-level keys and their value types."""
+    if isinstance(doc, dict):
+        items = [f"{k!r}: {type(v).__name__}" for k, v in list(doc.items())[:12]]
+        return ("{" + ", ".join(items) + (", ...}" if len(doc) > 12 else "}"))[:200]
+    if isinstance(doc, list):
+        return f"list of {len(doc)}: " + short_repr(doc[:2], 160)
+    return short_repr(doc)
+
+
 def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:
     """Every trajectory, label and reject one input unit yields."""
     if unit.kind != "file":
@@ -61,7 +71,7 @@ def _parse_doc(src: DocSource, doc: Any) -> Iterator[dict]:
     fmt = fmts.detect(doc, src.uri)
     if fmt is None:
         yield make_reject(STAGE, "unknown_format", f"no reader recognises this document ({_keys(doc)})",
-                          uri=src.uri, locator=src.locator, sha256=src.sha256, excerpt=short_repr(doc))
+                          uri=src.uri, locator=src.locator, sha256=src.sha256, excerpt=_shape(doc))
         return
     try:
         yield from fmt.parse(doc, src)
