@@ -53,7 +53,7 @@ class _Bad(Exception):
 
 
 class _Folder:
-    """Reads the folder's files once, remembering their bytes for the unit's sha256."""
+    """Reads the folder's files once, remembering their bytes: the unit's sha256 covers the files it read."""
 
     def __init__(self, uri: str):
         self.uri = uri.rstrip("/")
@@ -123,6 +123,8 @@ def _call_steps(raw: dict, calls: list[dict]) -> list[dict]:
 
 
 class _AcrDir(Format):
+    """Names the directory format on its records (``source_format``, ``harness``); folders are read by
+    :func:`read_acr_dir`, never detected from a parsed document."""
     name = NAME
     harness = "autocoderover"
     description = "AutoCodeRover per-instance folder: meta.json, conversation_round_N.json, tool_call_layers.json"
