@@ -131,7 +131,7 @@ def logical_name(uri: str) -> str:
 
 
 def _text_problem(data: bytes) -> tuple[str, str] | None:
-    if not data.strip():
+    if not data or data.isspace():                  # no copy of a large file, unlike data.strip()
         return "empty_file", "file is empty or whitespace only"
     head = data[:8192]
     if b"\x00" in head:
