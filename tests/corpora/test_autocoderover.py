@@ -65,3 +65,14 @@ def test_folder_problems_become_rejects(corpora_dir, tmp_path):
     (broken / "meta.json").write_text('{"task_info": {}}')
     (rej,) = list(read_acr_dir(str(broken)))
     assert rej["reason"] == "missing_instance_id"
+
+
+def test_sample_folder():
+    root = pathlib.Path(__file__).resolve().parents[2] / "corpora/samples/trajectories/autocoderover"
+    (t,) = list(read_acr_dir(str(root / "samples__calc-2_2026-02-11_09-30-00")))
+    assert (t["instance_id"], t["repo"], t["model_name"]) == ("samples__calc-2", "samples/calc", "sample-model")
+    assert [s["tool_name"] for s in t["steps"]] == [
+        "search_class", "search_method_in_class", "", "search_method_in_class", "write_patch"]
+    assert [s["obs_exit_code"] for s in t["steps"]] == [0, 1, None, 0, None]
+    assert t["steps"][1]["observation"] == 'Result of search_method_in_class("reset", "Calculator"):\nCould not find method reset in class Calculator.'
+    assert t["final_patch"].startswith("diff --git a/calc/calculator.py b/calc/calculator.py")

@@ -38,3 +38,13 @@ def test_terminal_turns_are_observations(corpora_dir):
     assert term and all(s["action_text"] == "" and s["observation"] for s in term)
     assert {s["obs_exit_code"] for s in term if s["observation"].startswith("exitcode: 0")} == {0}
     assert any(s["obs_exit_code"] == 1 for s in term)
+
+
+def test_sample_log():
+    import pathlib
+    root = pathlib.Path(__file__).resolve().parents[2] / "corpora/samples/trajectories/who-and-when"
+    (t,), rejects = normalize_paths([str(root)])
+    assert rejects == [] and t["instance_id"] == "who-and-when/samples/calc-1"
+    extra = json.loads(t["extra_json"])
+    assert t["steps"][extra["mistake_step"]]["role"] == extra["mistake_agent"] == "Coder"
+    assert t["steps"][4]["obs_exit_code"] == 1 and t["resolved"] is False
