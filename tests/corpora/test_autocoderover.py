@@ -74,5 +74,8 @@ def test_sample_folder():
     assert [s["tool_name"] for s in t["steps"]] == [
         "search_class", "search_method_in_class", "", "search_method_in_class", "write_patch"]
     assert [s["obs_exit_code"] for s in t["steps"]] == [0, 1, None, 0, None]
-    assert t["steps"][1]["observation"] == 'Result of search_method_in_class("reset", "Calculator"):\nCould not find method reset in class Calculator.'
+    assert t["steps"][0]["observation"].endswith("<class>Calculator</class>")         # each call: its own result
+    assert t["steps"][1]["observation"] == ('Result of search_method_in_class("reset", "Calculator"):\n'
+                                            "Could not find method reset in class Calculator.\n"
+                                            "Let's analyze collected context first")
     assert t["final_patch"].startswith("diff --git a/calc/calculator.py b/calc/calculator.py")
