@@ -76,6 +76,6 @@ def test_sample_folder():
     assert [s["obs_exit_code"] for s in t["steps"]] == [0, 1, None, 0, None]
     assert t["steps"][0]["observation"].endswith("<class>Calculator</class>")         # each call: its own result
     assert t["steps"][1]["observation"] == ('Result of search_method_in_class("reset", "Calculator"):\n'
-                                            "Could not find method reset in class Calculator.\n"
+                                            "Could not find method reset in class Calculator.\n\n"
                                             "Let's analyze collected context first")
     assert t["final_patch"].startswith("diff --git a/calc/calculator.py b/calc/calculator.py")
