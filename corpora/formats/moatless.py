@@ -224,7 +224,8 @@ class MoatlessV3(Format):
                                    source_index=node.get("node_id") if isinstance(node.get("node_id"), int) else None))
         last = path[-1] if path else {}
         files = ((last.get("file_context") or {}).get("files")) or []
-        patch = "\n".join(text(f.get("patch")).rstrip("\n") + "\n" for f in files if isinstance(f, dict) and f.get("patch"))
+        patch = "\n".join(text(f.get("patch")).rstrip("\n") + "\n"
+                          for f in files if isinstance(f, dict) and f.get("patch"))
         terminal = bool((last.get("observation") or {}).get("terminal"))
         last_tool = steps[-1]["tool_name"] if steps else ""
         status = ("finished" if last_tool == "Finish" else "rejected" if last_tool == "Reject" else "terminal") \

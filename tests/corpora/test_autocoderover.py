@@ -35,7 +35,8 @@ def test_astropy_steps(corpora_dir):
     (t,) = list(read_acr_dir(str(corpora_dir / RUN / ASTROPY)))
     assert (t["instance_id"], t["repo"], t["model_name"], t["exit_status"]) == (
         "astropy__astropy-14995", "astropy/astropy", "gpt-4-0125-preview", "APPLICABLE_PATCH")
-    assert t["base_commit"] == json.loads((corpora_dir / RUN / ASTROPY / "meta.json").read_text())["task_info"]["base_commit"]
+    meta = json.loads((corpora_dir / RUN / ASTROPY / "meta.json").read_text())
+    assert t["base_commit"] == meta["task_info"]["base_commit"]
     assert [s["tool_name"] for s in t["steps"]] == [
         "search_class", "search_method_in_class", "", "search_class", "", "search_method_in_file", "write_patch"]
     assert [s["obs_exit_code"] for s in t["steps"]] == [0, 1, None, 0, None, 0, None]   # call_ok false -> 1
@@ -43,7 +44,8 @@ def test_astropy_steps(corpora_dir):
     first, second = t["steps"][:2]
     assert json.loads(second["tool_args_json"]) == {"class_name": "NDDataRef", "method_name": "multiply"}
     assert first["observation"].startswith('Result of search_class("NDDataRef"):')
-    assert second["observation"].startswith('Result of search_method_in_class("multiply", "NDDataRef"):\nCould not find')
+    assert second["observation"].startswith(
+        'Result of search_method_in_class("multiply", "NDDataRef"):\nCould not find')
     assert first["thought"] and second["thought"] == ""
     assert t["steps"][-1]["action_text"] == (corpora_dir / RUN / ASTROPY / "agent_patch_raw_1").read_text()
     assert t["final_patch"] == (corpora_dir / RUN / ASTROPY / "extracted_patch_1.diff").read_text()

@@ -79,7 +79,8 @@ def test_normalize_paths_rejects_with_reasons(mixed_dir):
     assert by_name["big_line.jsonl"]["source_locator"] == "line:1"
     numeric = next(r for r in rejects if r["source_uri"].endswith("numeric_steps.traj"))
     assert numeric["stage"] == "parse" and "thought is a int" in numeric["message"]
-    assert next(r for r in rejects if r["source_uri"].endswith("latin1.json"))["message"] == "not valid UTF-8 at byte 40"
+    latin1 = next(r for r in rejects if r["source_uri"].endswith("latin1.json"))
+    assert latin1["message"] == "not valid UTF-8 at byte 40"
 
 
 def test_beam_pipeline_counts_and_rejects_shard(mixed_dir, tmp_path):

@@ -58,7 +58,8 @@ def test_v2_transitions(corpora_dir):
     assert [s["source_index"] for s in t["steps"]] == [1, 2, 3, 4, 5, 5, 5]   # transition ids
     assert json.loads(t["extra_json"])["step_flags"] == {str(i): {"trigger": "retry"} for i in (4, 5, 6)}
     assert t["steps"][4]["observation"].startswith("[moatless: trigger=retry]\nCLASS has invalid code:")
-    corr = next(t for t in trajs if t["source_uri"].endswith("scikit-learn__scikit-learn-13439/trajectory-correction.json"))
+    corr = next(t for t in trajs
+                if t["source_uri"].endswith("scikit-learn__scikit-learn-13439/trajectory-correction.json"))
     assert corr["instance_id"] == "scikit-learn__scikit-learn-13439"       # from info.tags
     assert corr["exit_status"] == "finished"
 

@@ -12,7 +12,8 @@ def test_old_schema_run(corpora_dir):
     trajs, rejects = normalize_paths([str(corpora_dir / ACR_RUN)])
     trajs = [t for t in trajs if t["source_format"] == "swe-agent-traj"]
     assert len(trajs) == 31
-    preds = {json.loads(line)["instance_id"] for line in (corpora_dir / ACR_RUN / "all_preds.jsonl").read_text().splitlines()}
+    lines = (corpora_dir / ACR_RUN / "all_preds.jsonl").read_text().splitlines()
+    preds = {json.loads(line)["instance_id"] for line in lines}
     assert {t["instance_id"] for t in trajs} <= preds       # ids line up with the run's all_preds.jsonl
     t = next(t for t in trajs if t["instance_id"] == "django__django-10914")
     assert (t["exit_status"], t["n_steps"], len(t["final_patch"])) == ("submitted", 12, 625)
