@@ -9,6 +9,11 @@ from typing import Callable, Iterator
 
 from corpora.formats.base import LABEL_PRIORITY, Format
 from corpora.formats.swe_agent import SweAgentTraj
+# readers-b formats
+from corpora.formats import autocoderover
+from corpora.formats.moatless import MoatlessV1, MoatlessV2, MoatlessV3
+from corpora.formats.who_and_when import WhoAndWhen
+from corpora.inputs import register_directory_format
 
 # readers-a formats
 from corpora.formats.chat_rows import OpenAIChatRow, SweAgentRow
@@ -32,10 +37,15 @@ FORMATS: list[Format] = [
     ResultsSummary(),
     ExitStatuses(),
     SweAgentTraj(),
+    # readers-b formats
+    MoatlessV2(), MoatlessV1(), MoatlessV3(), WhoAndWhen(), autocoderover.AcrEvalReport(),
 ]
 
 #: Directory formats (see ``corpora.inputs.register_directory_format``): name -> reader(dir_uri) yielding records.
 DIRECTORY_READERS: dict[str, Callable[[str], Iterator[dict]]] = {}
+# readers-b formats
+register_directory_format(autocoderover.NAME, autocoderover.is_acr_dir)
+DIRECTORY_READERS[autocoderover.NAME] = autocoderover.read_acr_dir
 
 __all__ = ["FORMATS", "DIRECTORY_READERS", "LABEL_PRIORITY", "Format", "detect"]
 
