@@ -196,7 +196,11 @@ def iter_documents(uri: str, data: bytes, *, split_lists: bool = True) -> Iterat
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as exc:
-        yield reject(_json_error_reason(text, exc), str(exc))
+        if not name.endswith((".json", ".traj")):
+            # a log or text file that merely starts with a bracket, not broken JSON
+            yield reject("unsupported_file_type", f"not a JSON/JSONL/Parquet/YAML file: {os.path.basename(uri)}")
+        else:
+            yield reject(_json_error_reason(text, exc), str(exc))
         return
     if split_lists and isinstance(doc, list) and doc and all(isinstance(x, dict) for x in doc):
         for i, item in enumerate(doc):

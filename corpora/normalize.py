@@ -47,6 +47,7 @@ def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:
     except (OSError, EOFError) as exc:
         yield make_reject(STAGE, "unreadable", f"{type(exc).__name__}: {exc}", uri=unit.uri)
         return
+    first_checked = False
     pending_list: list[tuple[DocSource, Any]] = []
     for item in iter_documents(unit.uri, data):
         if isinstance(item, Reject):
@@ -56,6 +57,13 @@ def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:
         if src.locator.startswith("item:"):
             pending_list.append((src, doc))
             continue
+        if not first_checked and src.locator and fmts.detect(doc, unit.uri) is None:
+            # a JSONL / Parquet file whose first record is of no known shape: one reject for the file
+            yield make_reject(STAGE, "unknown_format", f"no reader recognises the first record at {src.locator} "
+                              f"({_keys(doc)}); the whole file was skipped", uri=unit.uri, locator=src.locator,
+                              sha256=src.sha256, excerpt=_shape(doc))
+            return
+        first_checked = True
         yield from _parse_doc(src, doc)
     if pending_list:
         first_src, first = pending_list[0]
