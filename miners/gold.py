@@ -16,7 +16,6 @@ is one of ``empty_patch``, ``unparseable_patch``, ``binary_diff``, ``hunk_mismat
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -199,17 +198,12 @@ def gold_from_patch(patch: str, read_old: Reader | None = None, sp: StructurePar
     return Gold("repo" if read_old is not None else "patch_only", out)
 
 
-def git_reader(repo_dir: str, commit: str) -> Reader:
-    """Read blobs of ``commit`` in a local git repository (bare or not) without a checkout.
+def repo_reader(repo, commit: str) -> Reader:
+    """Read pre-patch contents from a :class:`corpora.repos.RepoSource` at ``commit`` (no checkout).
 
-    Raises ``PatchError("missing_base_commit")`` when the commit is not in the repository.
+    Raises ``PatchError("missing_base_commit")`` when a git source lacks the commit.
     """
-    ok = subprocess.run(["git", "-C", repo_dir, "cat-file", "-e", f"{commit}^{{commit}}"], capture_output=True)
-    if not commit or ok.returncode != 0:
-        raise PatchError("missing_base_commit", f"commit {commit!r} not found in {repo_dir}")
-
-    def read(path: str) -> bytes | None:
-        res = subprocess.run(["git", "-C", repo_dir, "show", f"{commit}:{path}"], capture_output=True)
-        return res.stdout if res.returncode == 0 else None
-
-    return read
+    has_commit = getattr(repo, "has_commit", None)
+    if not commit or (has_commit is not None and not has_commit(commit)):
+        raise PatchError("missing_base_commit", f"commit {commit!r} not found in {repo.uri or repo.name}")
+    return lambda path: repo.read(path, commit)

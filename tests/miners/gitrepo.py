@@ -9,7 +9,7 @@ ENV = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com"
        "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent"}
 
 
-class GitRepo:
+class ScratchRepo:
     def __init__(self, root: pathlib.Path):
         self.root = root
         root.mkdir(parents=True, exist_ok=True)

@@ -4,9 +4,10 @@ from __future__ import annotations
 import pytest
 
 from miners.code_structure import StructureParser
-from miners.gold import git_reader, gold_from_patch
+from corpora.repos import GitRepo
+from miners.gold import gold_from_patch, repo_reader
 from miners.patches import PatchError, apply_file_patch, parse_patch
-from tests.miners.gitrepo import GitRepo
+from tests.miners.gitrepo import ScratchRepo
 
 BASE = '''import os
 import sys
@@ -51,7 +52,7 @@ async def run():
 
 @pytest.fixture()
 def repo(tmp_path):
-    return GitRepo(tmp_path / "repo")
+    return ScratchRepo(tmp_path / "repo")
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +62,7 @@ def sp():
 
 def gold_of(repo, base_files, new_files, sp, **kw):
     base, diff = repo.change(base_files, new_files)
-    return gold_from_patch(diff, git_reader(str(repo.root), base), sp, **kw), diff
+    return gold_from_patch(diff, repo_reader(GitRepo(str(repo.root)), base), sp, **kw), diff
 
 
 def edit(old, new, count=1):
@@ -153,7 +154,7 @@ def test_crlf_file(repo, sp):
     src = "class C:\r\n    def m(self):\r\n        return 1\r\n\r\ndef f():\r\n    return 2\r\n"
     base, diff = repo.change({"w.py": src.encode()}, {"w.py": src.replace("return 2", "return 3").encode()})
     assert "\r\n" in diff
-    gold = gold_from_patch(diff, git_reader(str(repo.root), base), sp)
+    gold = gold_from_patch(diff, repo_reader(GitRepo(str(repo.root)), base), sp)
     assert gold.gold_entities == ["w.py:f"]
     (fp,) = parse_patch(diff)
     assert apply_file_patch(src, fp) == src.replace("return 2", "return 3")
@@ -164,7 +165,7 @@ def test_no_newline_at_end_of_file(repo, sp):
     assert "No newline at end of file" in diff
     (fp,) = parse_patch(diff)
     assert apply_file_patch("def f():\n    return 1", fp) == "def f():\n    return 2"
-    assert gold_from_patch(diff, git_reader(str(repo.root), base), sp).gold_entities == ["n.py:f"]
+    assert gold_from_patch(diff, repo_reader(GitRepo(str(repo.root)), base), sp).gold_entities == ["n.py:f"]
 
 
 def test_patch_only_hints(repo, sp):
@@ -201,17 +202,17 @@ def test_rejects_against_repo(repo, sp):
                                                                           "img.bin": b"\x00\x09"})
     assert "Binary files" in diff
     with pytest.raises(PatchError) as exc:
-        gold_from_patch(diff, git_reader(str(repo.root), base), sp)
+        gold_from_patch(diff, repo_reader(GitRepo(str(repo.root)), base), sp)
     assert exc.value.reason == "binary_diff"
     _, diff = repo.change({"m.py": BASE}, {"m.py": edit("X = 1", "X = 2")})
     stale = diff.replace(" import sys\n", " import json\n")
     with pytest.raises(PatchError) as exc:
-        gold_from_patch(stale, git_reader(str(repo.root), base), sp)
+        gold_from_patch(stale, repo_reader(GitRepo(str(repo.root)), base), sp)
     assert exc.value.reason == "hunk_mismatch"
     with pytest.raises(PatchError) as exc:
-        git_reader(str(repo.root), "0" * 40)
+        repo_reader(GitRepo(str(repo.root)), "0" * 40)
     assert exc.value.reason == "missing_base_commit"
     missing = diff.replace("a/m.py", "a/nope.py").replace("b/m.py", "b/nope.py")
     with pytest.raises(PatchError) as exc:
-        gold_from_patch(missing, git_reader(str(repo.root), base), sp)
+        gold_from_patch(missing, repo_reader(GitRepo(str(repo.root)), base), sp)
     assert exc.value.reason == "missing_file"
