@@ -37,6 +37,7 @@ class FileGold:
     line_spans: list[tuple[int, int]] = field(default_factory=list)
     hunk_spans: list[tuple[int, int]] = field(default_factory=list)
     function_hints: list[str] = field(default_factory=list)
+    old_spans: dict[str, tuple[int, int]] = field(default_factory=dict)   # id -> (start, end) in the old file
 
 
 @dataclass
@@ -63,6 +64,11 @@ class Gold:
     @property
     def gold_line_spans(self) -> list[dict]:
         return [{"file": f.path, "start": s, "end": e} for f in self.files for s, e in f.line_spans]
+
+    @property
+    def old_spans(self) -> dict[str, tuple[int, int]]:
+        """Old-file line spans of the edited entities and modules (repo quality only)."""
+        return {k: v for f in self.files for k, v in f.old_spans.items()}
 
     @property
     def function_hints(self) -> list[str]:
@@ -165,6 +171,10 @@ def _map_lines(fp: FilePatch, old: Structure, new: Structure, fg: FileGold, incl
             else:
                 fg.edited_entities.append(eid)
                 fg.edited_modules.append(mid)
+                fg.old_spans.setdefault(eid, (ent.start, ent.end))
+                mod = old.by_name(ent.module)
+                if mod is not None:
+                    fg.old_spans.setdefault(mid, (mod.start, mod.end))
     for name in ("edited_entities", "edited_modules", "added_entities", "added_modules"):
         setattr(fg, name, _dedupe(getattr(fg, name)))
 
