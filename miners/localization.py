@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from corpora.records import PROVENANCE_FIELDS, conform, content_id, dumps_extra, make_reject
 from miners.code_structure import StructureParser
-from miners.gold import Gold, Reader, gold_from_patch
+from miners.gold import Gold, Reader, gold_from_patch, repo_reader
 from miners.metrics import prf
 from miners.patches import PatchError
 from miners.views import is_edit_step, norm_path, path_matches, step_mentions, step_views
@@ -352,9 +352,13 @@ def _committed(traj: dict, reader: Reader | None, sp: StructureParser) -> tuple[
         return None, exc.reason
 
 
-def mine_instance(task: dict, trajs: list[dict], reader: Reader | None, sp: StructureParser, *,
-                  cfg: RewardConfig = RewardConfig(), license_id: str = "", config_hash: str = "") -> Iterator[dict]:
-    """Localization records (or rejects) for one task and its trajectories; see the module docstring."""
+def mine_instance(task: dict, trajs: list[dict], repo, sp: StructureParser, *,
+                  cfg: RewardConfig = RewardConfig(), config_hash: str = "") -> Iterator[dict]:
+    """Localization records (or rejects) for one task and its trajectories; see the module docstring.
+
+    ``repo`` is a :class:`corpora.repos.RepoSource` holding ``base_commit`` (``repo`` gold) or ``None``
+    (``patch_only`` gold).
+    """
     iid = task["instance_id"]
     patch, source = task.get("patch") or "", "gold_patch"
     if not patch.strip():
@@ -364,7 +368,11 @@ def mine_instance(task: dict, trajs: list[dict], reader: Reader | None, sp: Stru
         yield make_reject(STAGE, "no_gold", f"{iid}: no gold patch and no resolved trajectory patch", uri=uri,
                           locator=locator, sha256=sha, subject_id=iid, config_hash=config_hash)
         return
+    reader, license_id = None, ""
     try:
+        if repo is not None:
+            reader = repo_reader(repo, task.get("base_commit") or "")
+            license_id = repo.license(task.get("base_commit"))
         gold = gold_from_patch(patch, reader, sp)
     except PatchError as exc:
         yield make_reject(STAGE, exc.reason, f"{iid}: {exc}", uri=uri, locator=locator, sha256=sha, subject_id=iid,
