@@ -8,6 +8,8 @@ lines and class docstrings.
 """
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import tree_sitter_python as tspython
@@ -79,16 +81,34 @@ def _docstring_lines(class_node) -> range:
 
 
 class StructureParser:
-    """Holds the tree-sitter parser and query (not picklable: build one per worker)."""
+    """Holds the tree-sitter parser and query (not picklable: build one per worker).
 
-    def __init__(self):
+    The last ``cache_size`` structures are kept by content hash: an instance's gold patch and its trajectories'
+    patches usually touch the same files.
+    """
+
+    def __init__(self, cache_size: int = 64):
         self.parser = Parser(PY_LANGUAGE)
         self.query = Query(PY_LANGUAGE, _QUERY_SRC)
+        self.cache_size = cache_size
+        self._cache: OrderedDict[bytes, Structure] = OrderedDict()
 
     def parse(self, source: bytes | str) -> Structure:
-        """The entities and skip lines of one Python file."""
+        """The entities and skip lines of one Python file (do not mutate the result: it may be shared)."""
         if isinstance(source, str):
             source = source.encode("utf-8")
+        key = hashlib.sha1(source).digest()
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.move_to_end(key)
+            return hit
+        st = self._parse(source)
+        self._cache[key] = st
+        if len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+        return st
+
+    def _parse(self, source: bytes) -> Structure:
         tree = self.parser.parse(source)
         lines = source.split(b"\n")
         n_lines = len(lines) - (1 if source.endswith(b"\n") else 0)

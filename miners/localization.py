@@ -352,6 +352,18 @@ def _committed(traj: dict, reader: Reader | None, sp: StructureParser) -> tuple[
         return None, exc.reason
 
 
+def _memo(reader: Reader) -> Reader:
+    """A reader that reads each path once (the gold and the trajectories' patches share files)."""
+    seen: dict[str, bytes | None] = {}
+
+    def read(path: str) -> bytes | None:
+        if path not in seen:
+            seen[path] = reader(path)
+        return seen[path]
+
+    return read
+
+
 def mine_instance(task: dict, trajs: list[dict], repo, sp: StructureParser, *,
                   cfg: RewardConfig = RewardConfig(), config_hash: str = "") -> Iterator[dict]:
     """Localization records (or rejects) for one task and its trajectories; see the module docstring.
@@ -371,7 +383,7 @@ def mine_instance(task: dict, trajs: list[dict], repo, sp: StructureParser, *,
     reader, license_id = None, ""
     try:
         if repo is not None:
-            reader = repo_reader(repo, task.get("base_commit") or "")
+            reader = _memo(repo_reader(repo, task.get("base_commit") or ""))
             license_id = repo.license(task.get("base_commit"))
         gold = gold_from_patch(patch, reader, sp)
     except PatchError as exc:
