@@ -23,7 +23,7 @@ from typing import Any
 
 _SWE_HEADER = re.compile(r"^\[File: (.+?) \((\d+) lines total\)\]\s*$", re.M)
 _SWE_LINE = re.compile(r"^(\d+):", re.M)
-_CAT_N_HEADER = re.compile(r"result of running `cat -n` on (\S+?):?\s*$", re.M)
+_CAT_N_HEADER = re.compile(r"result of running `cat -n` on (?:a snippet of )?(\S+?):?\s*$", re.M)
 _CAT_N_LINE = re.compile(r"^\s*(\d+)\t", re.M)
 _RANKED = re.compile(r"^\s+(\S+\.py): (\S+)\s*$", re.M)
 _SHELL_VIEW = re.compile(r"(?:^|[;&|(]|\bthen\b|\bdo\b)\s*(cat|nl|less|more|head|tail|sed)\s+([^\n;&|)]*)", re.M)
