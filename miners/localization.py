@@ -7,6 +7,8 @@ retrieval pairs.
 - gold from the task's patch (``gold_source="gold_patch"``), else from the file set most resolved trajectories'
   patches agree on (``"resolved_agent_patch"``); ``gold_quality`` says whether a repository was read (``repo``)
   or only the diff (``patch_only``: no module/entity gold, so those levels' scores are null);
+- per gold location: first step that observed it (and how), first step that displayed it, first step that edited
+  its file (``first_discovery``; the discovery-to-commit gap is ``edit_step - step``);
 - per step: gold locations ``viewed`` (content displayed, :mod:`miners.views`) and ``mentioned`` (A²Agent
   regexes, paths matched by repository-relative suffix); ``observed`` = their union, cumulative (A²Agent);
   progress per level = recall gain; reward = ``α_F·Δfile + α_M·Δmodule + α_E·Δentity − step_cost``, the last
@@ -33,7 +35,7 @@ from miners.code_structure import StructureParser
 from miners.gold import Gold, Reader, gold_from_patch, repo_reader
 from miners.metrics import prf
 from miners.patches import PatchError
-from miners.views import is_edit_step, norm_path, path_matches, step_mentions, step_views
+from miners.views import edited_paths, is_edit_step, norm_path, path_matches, step_mentions, step_views
 
 STAGE = "localization"
 LEVELS = ("file", "module", "entity")
@@ -70,7 +72,8 @@ STEP_LABEL_TYPE = pa.struct([
 DISCOVERY_TYPE = pa.struct([pa.field("location", pa.string()), pa.field("level", pa.string()),
                             pa.field("step", pa.int32()),          # first step that observed it
                             pa.field("how", pa.string()),          # "viewed" | "mentioned" at that step
-                            pa.field("viewed_step", pa.int32())])  # first step that displayed it (null: never)
+                            pa.field("viewed_step", pa.int32()),   # first step that displayed it (null: never)
+                            pa.field("edit_step", pa.int32())])    # first step that edited its file (null: never)
 SPAN_TYPE = pa.struct([pa.field("file", pa.string()), pa.field("start", pa.int32()), pa.field("end", pa.int32())])
 DECONTAM_TYPE = pa.struct([pa.field("repo_in_eval", pa.bool_()), pa.field("instance_in_eval", pa.bool_()),
                            pa.field("ngram_hits", pa.int32()), pa.field("passed", pa.bool_())])
@@ -206,6 +209,7 @@ def label_trajectory(traj: dict, gold: Gold, committed: Gold | None, cfg: Reward
     viewed_paths: list[str] = []
     first: dict[str, tuple[int, str]] = {}
     first_view: dict[str, int] = {}
+    first_edit: dict[str, int] = {}
     step_labels = []
     for step in traj.get("steps") or []:
         viewed, mentioned, paths = step_gold_hits(step, levels, spans)
@@ -219,6 +223,10 @@ def label_trajectory(traj: dict, gold: Gold, committed: Gold | None, cfg: Reward
             first[loc] = (step["idx"], "viewed" if loc in viewed else "mentioned")
         for loc in viewed:
             first_view.setdefault(loc, step["idx"])
+        for path in edited_paths(step):
+            for g in levels["file"]:
+                if path_matches(path, g):
+                    first_edit.setdefault(g, step["idx"])
         seen |= viewed | mentioned
         reward = sum(cfg.alpha(level) * progress[level] for level in LEVELS) - cfg.step_cost
         step_labels.append({"step": step["idx"], "tool_name": step.get("tool_name") or "",
@@ -252,7 +260,7 @@ def label_trajectory(traj: dict, gold: Gold, committed: Gold | None, cfg: Reward
         "committed_files": committed_levels["file"], "committed_modules": committed_levels["module"],
         "committed_entities": committed_levels["entity"],
         "first_discovery": [{"location": loc, "level": level_of[loc], "step": s, "how": how,
-                             "viewed_step": first_view.get(loc)}
+                             "viewed_step": first_view.get(loc), "edit_step": first_edit.get(_split(loc)[0])}
                             for loc, (s, how) in sorted(first.items(), key=lambda kv: (kv[1][0], kv[0]))],
         "step_labels": step_labels,
     })

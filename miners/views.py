@@ -8,7 +8,8 @@
   ``ranked_spans`` a search displayed).
 - :func:`step_mentions` — A²Agent's regex semantics over thought, action, arguments and observation: files
   ``[\\w./-]+\\.py`` containing a ``/`` (leading ``./`` stripped) and entities ``path.py:Qualified.Name``.
-- :func:`is_edit_step` — whether the step changed files (editor tools, ``sed -i``, redirections into files).
+- :func:`is_edit_step` / :func:`edited_paths` — whether the step changed files (editor tools, ``sed -i``,
+  redirections into files) and which.
 
 Paths are returned as the trajectory shows them (often absolute inside the agent's container);
 :func:`path_matches` says whether such a path is a repository-relative path (equal, or ends with ``/`` + it).
@@ -172,6 +173,31 @@ def step_mentions(step: dict) -> tuple[set[str], set[str]]:
     files = {f for f in files if "/" in f}
     entities = {f"{norm_path(p)}:{q}" for p, q in _MENTION_ENTITY.findall(text)}
     return files, entities
+
+
+#: Observations of edits that were not applied (SWE-agent lint rejection, OpenHands editor errors).
+_EDIT_FAILED = ("Your proposed edit has introduced new syntax error", "No replacement was performed",
+                "did not appear verbatim", "ERROR:\nInvalid")
+_REDIRECT = re.compile(r">>?\s*([\w./-]+\.\w+)")
+_SED_I = re.compile(r"\bsed\s+-i\S*\s+(?:'[^']*'|\"[^\"]*\"|\S+)\s+([\w./-]+)")
+
+
+def edited_paths(step: dict) -> list[str]:
+    """Paths an editing step changed: the editor's ``path``/``file_path`` argument, files ``sed -i`` or a shell
+    redirection wrote, and the file the editor displayed after the edit (SWE-agent ``edit`` names no path)."""
+    obs = step.get("observation") or ""
+    if not is_edit_step(step) or any(m in obs for m in _EDIT_FAILED):
+        return []
+    args = _args(step)
+    out: list[str] = []
+    if isinstance(args, dict):
+        for key in ("path", "file_path"):
+            if isinstance(args.get(key), str):
+                out.append(norm_path(args[key]))
+        command = args.get("command") if isinstance(args.get("command"), str) else step.get("action_text") or ""
+        out += [norm_path(p) for p in _REDIRECT.findall(command) + _SED_I.findall(command)]
+    out += [v.path for v in _blocks(obs, _SWE_HEADER, _SWE_LINE) + _blocks(obs, _CAT_N_HEADER, _CAT_N_LINE)]
+    return list(dict.fromkeys(out))
 
 
 def is_edit_step(step: dict) -> bool:

@@ -42,8 +42,9 @@ def test_flask_4045_mentioned_by_search_then_viewed_by_open(corpora_dir, lite, s
     assert rec["gold_entities"] == [] and rec["dc_entity"] is None
     # step 0 `search_dir "blueprint"` lists "/pallets__flask/src/flask/blueprints.py (N matches)": mentioned;
     # step 1 `open src/flask/blueprints.py` prints "[File: /pallets__flask/src/flask/blueprints.py (542 lines total)]"
+    # step 4 `edit 191:191` redisplays the file: its first edit (discovery-to-commit gap 4 steps)
     assert rec["first_discovery"] == [{"location": "src/flask/blueprints.py", "level": "file", "step": 0,
-                                       "how": "mentioned", "viewed_step": 1}]
+                                       "how": "mentioned", "viewed_step": 1, "edit_step": 4}]
     labels = rec["step_labels"]
     assert labels[0]["mentioned"] == ["src/flask/blueprints.py"] and labels[0]["viewed"] == []
     assert labels[1]["viewed"] == ["src/flask/blueprints.py"]
@@ -59,9 +60,10 @@ def test_django_15851_first_view_after_cd(corpora_dir, lite, sp):
     rec = _record(corpora_dir, lite, sp, "django__django-15851")
     # steps 0-2: `find . -name "*postgresql*"` (only a directory path), `cd ./django/db/backends/postgresql`,
     # `ls -a` (bare "client.py", no "/"): nothing; step 3 `open client.py` displays
-    # "[File: /django__django/django/db/backends/postgresql/client.py (64 lines total)]"
+    # "[File: /django__django/django/db/backends/postgresql/client.py (64 lines total)]"; the step-4 edit was
+    # refused by the linter ("Your proposed edit has introduced new syntax error(s)"), step 5 applied it
     assert rec["first_discovery"] == [{"location": "django/db/backends/postgresql/client.py", "level": "file",
-                                       "step": 3, "how": "viewed", "viewed_step": 3}]
+                                       "step": 3, "how": "viewed", "viewed_step": 3, "edit_step": 5}]
 
 
 def test_django_11797_type_b_free_miss(corpora_dir, lite, sp):
@@ -130,6 +132,9 @@ def test_synthetic_run_with_repo_gold(tmp_path, sp):
     # terminal = 1*(F1_F + .5*DC_F) + .5*(F1_M + .5*DC_M) + .5*(F1_E + .5*DC_E) = 1.5 + 2 * .5 * (2/3 + .25)
     assert labels[5]["reward"] == pytest.approx(-0.02 + 1.5 + (2 / 3 + 0.25))
     assert rec["viewed_entities"] == ["pkg/mod.py:A.m2", "pkg/mod.py:f"]
+    assert [(d["location"], d["step"], d["how"], d["viewed_step"], d["edit_step"]) for d in rec["first_discovery"]] == [
+        ("pkg/mod.py", 0, "mentioned", 1, 5), ("pkg/mod.py:A", 1, "viewed", 1, 5),
+        ("pkg/mod.py:A.m2", 2, "viewed", 2, 5), ("pkg/mod.py:f", 3, "viewed", 3, 5)]
     assert rec["retrieval_positives"] == ["pkg/mod.py"]
     assert rec["retrieval_useful_context"] == ["pkg/helpers.py"]     # the resolving patch imports pkg.helpers
     assert rec["retrieval_hard_negatives"] == ["pkg/unrelated.py"]

@@ -1,7 +1,7 @@
 """What a step displayed / named / changed, per harness."""
 from corpora.formats.base import make_step
 from miners.localization import repo_relative
-from miners.views import is_edit_step, path_matches, step_mentions, step_views
+from miners.views import edited_paths, is_edit_step, path_matches, step_mentions, step_views
 
 
 def _views(step):
@@ -33,7 +33,13 @@ def test_shell_commands():
                             ("pkg/c.py", [], True, []), ("d.py", [], False, [])]
     assert is_edit_step(make_step(0, tool_name="bash", tool_args={"command": "sed -i 's/a/b/' pkg/a.py"}))
     assert is_edit_step(make_step(0, tool_name="bash", tool_args={"command": "cat > pkg/new.py << EOF"}))
-    assert not is_edit_step(step)
+    assert not is_edit_step(step) and edited_paths(step) == []
+    assert edited_paths(make_step(0, tool_name="bash", tool_args={"command": "sed -i 's/a/b/g' pkg/a.py && "
+                                                                             "echo x >> notes.txt"})) == [
+        "notes.txt", "pkg/a.py"]
+    refused = make_step(0, tool_name="edit", tool_args={"args": "1:2"}, observation=(
+        "Your proposed edit has introduced new syntax error(s).\n[File: /r/a.py (3 lines total)]\n1:x\n"))
+    assert is_edit_step(refused) and edited_paths(refused) == []
     # SWE-agent shell commands arrive with the program as tool_name
     assert _views(make_step(0, tool_name="cat", tool_args={"args": "a/b.py"}, action_text="cat a/b.py")) == [
         ("a/b.py", [], True, [])]
