@@ -175,9 +175,10 @@ def step_mentions(step: dict) -> tuple[set[str], set[str]]:
     return files, entities
 
 
-#: Observations of edits that were not applied (SWE-agent lint rejection, OpenHands editor errors).
+#: Observations of edits that were not applied (SWE-agent lint rejection, OpenHands editor errors,
+#: mini-swe-agent format errors: the command never ran).
 _EDIT_FAILED = ("Your proposed edit has introduced new syntax error", "No replacement was performed",
-                "did not appear verbatim", "ERROR:\nInvalid")
+                "did not appear verbatim", "ERROR:\nInvalid", "Please always provide EXACTLY ONE action")
 _REDIRECT = re.compile(r">>?\s*([\w./-]+\.\w+)")
 _SED_I = re.compile(r"\bsed\s+-i\S*\s+(?:'[^']*'|\"[^\"]*\"|\S+)\s+([\w./-]+)")
 

@@ -160,3 +160,45 @@ def test_synthetic_run_with_repo_gold(tmp_path, sp):
     # no gold patch: the resolved trajectory's patch becomes gold
     (agent_gold,) = mine_instance({**task, "patch": ""}, [traj], GitRepo(str(repo.root)), sp)
     assert agent_gold["gold_source"] == "resolved_agent_patch" and agent_gold["gold_entities"] == ["pkg/mod.py:A.m2"]
+
+
+VERIFIED = "swebench-instances/verified/swebench_verified.jsonl"
+MINI = "mini-swe-agent/swebench_results/20251118_gemini-3-pro-74pct/trajs/django__django-16631"
+OPENHANDS = ("openhands/evaluation/evaluation_outputs/outputs/princeton-nlp__SWE-bench_Verified-test/CodeActAgent/"
+             "claude-3-5-sonnet-20241022_maxiter_50_N_v0.15.0-no-hint-no-condensation-run_1")
+
+
+@pytest.fixture(scope="module")
+def verified(corpora_dir):
+    tasks, _ = tasks_by_instance([str(corpora_dir / VERIFIED)])
+    return tasks
+
+
+def test_mini_swe_agent_django_16631(corpora_dir, verified, sp):
+    trajs, _ = normalize_paths([str(corpora_dir / MINI)], verified)
+    (rec,) = mine_instance(verified["django__django-16631"], trajs, None, sp)
+    assert rec["harness"] == "mini-swe-agent"
+    # base_user.py: step 1 `grep -r "class AbstractBaseUser" django/contrib/auth` prints
+    # "django/contrib/auth/base_user.py:class AbstractBaseUser(...)" (mentioned), step 2 `cat` displays it,
+    # step 11's `sed -i` never ran (format error: 4 actions), step 12's `sed -i ... base_user.py` did.
+    # __init__.py: named in step 4's grep output, `cat` at step 5, edited by `sed -i '200,205d'` at step 22.
+    assert rec["first_discovery"] == [
+        {"location": "django/contrib/auth/base_user.py", "level": "file", "step": 1, "how": "mentioned",
+         "viewed_step": 2, "edit_step": 12},
+        {"location": "django/contrib/auth/__init__.py", "level": "file", "step": 4, "how": "mentioned",
+         "viewed_step": 5, "edit_step": 22}]
+    assert rec["committed_files"][:2] == ["django/contrib/auth/__init__.py", "django/contrib/auth/base_user.py"]
+    assert rec["dc_file"] == 1.0 and rec["final_f1_file"] == pytest.approx(4 / 7)   # 2 of 5 committed files gold
+
+
+def test_openhands_astropy_12907(corpora_dir, verified, sp):
+    trajs, _ = normalize_paths([str(corpora_dir / OPENHANDS)], verified)
+    mine = [t for t in trajs if t["instance_id"] == "astropy__astropy-12907"]
+    (rec,) = mine_instance(verified["astropy__astropy-12907"], mine, None, sp)
+    assert rec["harness"] == "openhands"
+    # step 3 `str_replace_editor view /workspace/astropy__astropy__4.3/astropy/modeling/separable.py` (cat -n),
+    # step 4 `str_replace` on it; this log carries no final patch, so the observed gold file is a Type-B miss
+    assert rec["first_discovery"] == [{"location": "astropy/modeling/separable.py", "level": "file", "step": 3,
+                                       "how": "viewed", "viewed_step": 3, "edit_step": 4}]
+    assert rec["committed_files"] == [] and json.loads(rec["extra_json"])["committed_error"] == "empty_patch"
+    assert rec["dc_file"] == 0.0 and rec["type_b_files"] == ["astropy/modeling/separable.py"]
