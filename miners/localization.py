@@ -26,7 +26,7 @@ import datetime as _dt
 import json
 import re
 from dataclasses import asdict, dataclass
-from typing import Callable, Iterable, Iterator
+from typing import Iterable, Iterator
 
 import pyarrow as pa
 
