@@ -203,11 +203,10 @@ def label_trajectory(traj: dict, gold: Gold, committed: Gold | None, cfg: Reward
     """Discovery / commitment labels, per-step progress and rewards of one trajectory against ``gold``."""
     levels = gold_levels(gold)
     spans = gold.old_spans
-    level_of = {loc: level for level in LEVELS for loc in levels[level]}
     seen: set[str] = set()
     viewed_all: set[str] = set()
     viewed_paths: list[str] = []
-    first: dict[str, tuple[int, str]] = {}
+    first: dict[tuple[int, str], tuple[int, str]] = {}   # (level index, location) -> (step, how)
     first_view: dict[str, int] = {}
     first_edit: dict[str, int] = {}
     step_labels = []
@@ -215,19 +214,20 @@ def label_trajectory(traj: dict, gold: Gold, committed: Gold | None, cfg: Reward
         viewed, mentioned, paths = step_gold_hits(step, levels, spans)
         viewed_paths.extend(paths)
         viewed_all |= viewed
-        new = sorted((viewed | mentioned) - seen, key=lambda loc: (LEVELS.index(level_of[loc]), loc))
+        found = viewed | mentioned
+        new = list(dict.fromkeys(loc for level in LEVELS for loc in sorted(set(levels[level]) & (found - seen))))
         progress = {}
-        for level in LEVELS:
-            progress[level] = _recall(seen | viewed | mentioned, levels[level]) - _recall(seen, levels[level])
-        for loc in new:
-            first[loc] = (step["idx"], "viewed" if loc in viewed else "mentioned")
+        for li, level in enumerate(LEVELS):
+            progress[level] = _recall(seen | found, levels[level]) - _recall(seen, levels[level])
+            for loc in set(levels[level]) & (found - seen):
+                first[(li, loc)] = (step["idx"], "viewed" if loc in viewed else "mentioned")
         for loc in viewed:
             first_view.setdefault(loc, step["idx"])
         for path in edited_paths(step):
             for g in levels["file"]:
                 if path_matches(path, g):
                     first_edit.setdefault(g, step["idx"])
-        seen |= viewed | mentioned
+        seen |= found
         reward = sum(cfg.alpha(level) * progress[level] for level in LEVELS) - cfg.step_cost
         step_labels.append({"step": step["idx"], "tool_name": step.get("tool_name") or "",
                             "viewed": sorted(viewed), "mentioned": sorted(mentioned), "new_gold": new,
@@ -259,9 +259,9 @@ def label_trajectory(traj: dict, gold: Gold, committed: Gold | None, cfg: Reward
         "viewed_entities": [x for x in levels["entity"] if x in viewed_all],
         "committed_files": committed_levels["file"], "committed_modules": committed_levels["module"],
         "committed_entities": committed_levels["entity"],
-        "first_discovery": [{"location": loc, "level": level_of[loc], "step": s, "how": how,
+        "first_discovery": [{"location": loc, "level": LEVELS[li], "step": s, "how": how,
                              "viewed_step": first_view.get(loc), "edit_step": first_edit.get(_split(loc)[0])}
-                            for loc, (s, how) in sorted(first.items(), key=lambda kv: (kv[1][0], kv[0]))],
+                            for (li, loc), (s, how) in sorted(first.items(), key=lambda kv: (kv[1][0], kv[0]))],
         "step_labels": step_labels,
     })
     return out

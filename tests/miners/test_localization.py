@@ -134,7 +134,8 @@ def test_synthetic_run_with_repo_gold(tmp_path, sp):
     assert rec["viewed_entities"] == ["pkg/mod.py:A.m2", "pkg/mod.py:f"]
     assert [(d["location"], d["step"], d["how"], d["viewed_step"], d["edit_step"]) for d in rec["first_discovery"]] == [
         ("pkg/mod.py", 0, "mentioned", 1, 5), ("pkg/mod.py:A", 1, "viewed", 1, 5),
-        ("pkg/mod.py:A.m2", 2, "viewed", 2, 5), ("pkg/mod.py:f", 3, "viewed", 3, 5)]
+        ("pkg/mod.py:A.m2", 2, "viewed", 2, 5), ("pkg/mod.py:f", 3, "viewed", 3, 5),   # module f
+        ("pkg/mod.py:f", 3, "viewed", 3, 5)]                                             # entity f
     assert rec["retrieval_positives"] == ["pkg/mod.py"]
     assert rec["retrieval_useful_context"] == ["pkg/helpers.py"]     # the resolving patch imports pkg.helpers
     assert rec["retrieval_hard_negatives"] == ["pkg/unrelated.py"]
