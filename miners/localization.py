@@ -13,7 +13,8 @@ retrieval pairs.
   regexes, paths matched by repository-relative suffix); ``observed`` = their union, cumulative (A²Agent);
   progress per level = recall gain; reward = ``α_F·Δfile + α_M·Δmodule + α_E·Δentity − step_cost``, the last
   step adding ``final_bonus_scale·Σα·F1 + commitment_bonus·Σα·DC`` (:class:`RewardConfig`, A²Agent defaults);
-- committed = regions of the trajectory's own final patch (coding agents), DC = |observed gold ∩ committed| /
+- committed = the explicit ``found_*`` answer of a localization agent, else the regions of the trajectory's own
+  final patch (coding agents); DC = |observed gold ∩ committed| /
   |observed gold| (0 when nothing observed), Type-B = observed gold not committed, final F1 vs gold;
 - retrieval (per instance, over its trajectories): positives = gold files; useful context = non-gold files
   viewed before the first edit by resolved trajectories that a resolving patch references (dotted module path, or
@@ -199,8 +200,10 @@ def _recall(found: set[str], gold: list[str]) -> float:
     return len(found & set(gold)) / len(gold) if gold else 0.0
 
 
-def label_trajectory(traj: dict, gold: Gold, committed: Gold | None, cfg: RewardConfig = RewardConfig()) -> dict:
-    """Discovery / commitment labels, per-step progress and rewards of one trajectory against ``gold``."""
+def label_trajectory(traj: dict, gold: Gold, committed: dict[str, list[str]] | None,
+                     cfg: RewardConfig = RewardConfig()) -> dict:
+    """Discovery / commitment labels, per-step progress and rewards of one trajectory against ``gold``
+    (``committed``: identifiers per level, from :func:`committed_regions`)."""
     levels = gold_levels(gold)
     spans = gold.old_spans
     seen: set[str] = set()
@@ -234,7 +237,7 @@ def label_trajectory(traj: dict, gold: Gold, committed: Gold | None, cfg: Reward
                             "progress_file": progress["file"], "progress_module": progress["module"],
                             "progress_entity": progress["entity"], "reward": reward,
                             "is_edit": is_edit_step(step)})
-    committed_levels = gold_levels(committed) if committed else {lv: [] for lv in LEVELS}
+    committed_levels = committed or {lv: [] for lv in LEVELS}
     out = {f"observed_{PLURAL[lv]}": [x for x in levels[lv] if x in seen] for lv in LEVELS}
     scores, terminal = {}, 0.0
     for level in LEVELS:
@@ -350,14 +353,40 @@ def _gold_fields(gold: Gold, source: str) -> dict:
             "gold_function_hints": gold.function_hints}
 
 
-def _committed(traj: dict, reader: Reader | None, sp: StructureParser) -> tuple[Gold | None, str]:
+def explicit_answer(traj: dict) -> dict[str, list[str]] | None:
+    """A localization agent's answer: ``found_files`` / ``found_modules`` / ``found_entities`` in the arguments of
+    its last step that has them (A²Agent's finish tool); ``None`` for coding agents."""
+    for step in reversed(traj.get("steps") or []):
+        raw = step.get("tool_args_json") or ""
+        if "found_" not in raw:
+            continue
+        try:
+            args = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(args, dict) and any(f"found_{PLURAL[lv]}" in args for lv in LEVELS):
+            return {lv: [str(x) for x in args.get(f"found_{PLURAL[lv]}") or []] for lv in LEVELS}
+    return None
+
+
+def committed_regions(traj: dict, reader: Reader | None, sp: StructureParser) -> tuple[dict | None, dict]:
+    """``(levels, info)``: the explicit answer of a localization agent, else the regions of the final patch.
+
+    ``info`` has ``committed_source`` (``answer`` | ``final_patch``), ``committed_error`` (a reject reason when
+    the patch is empty or unusable) and the patch's ``committed_function_hints``.
+    """
+    answer = explicit_answer(traj)
+    if answer is not None:
+        return answer, {"committed_source": "answer", "committed_error": "", "committed_function_hints": []}
+    info = {"committed_source": "final_patch", "committed_error": "", "committed_function_hints": []}
     patch = traj.get("final_patch") or ""
     if not patch.strip():
-        return None, "empty_patch"
+        return None, {**info, "committed_error": "empty_patch"}
     try:
-        return gold_from_patch(patch, reader, sp), ""
+        g = gold_from_patch(patch, reader, sp)
     except PatchError as exc:
-        return None, exc.reason
+        return None, {**info, "committed_error": exc.reason}
+    return gold_levels(g), {**info, "committed_function_hints": g.function_hints}
 
 
 def _memo(reader: Reader) -> Reader:
@@ -410,10 +439,9 @@ def mine_instance(task: dict, trajs: list[dict], repo, sp: StructureParser, *,
             "extra_json": dumps_extra({"file_changes": gold.file_changes()})})
         return
     for traj in sorted(trajs, key=lambda t: t["record_id"]):
-        committed, committed_error = _committed(traj, reader, sp)
+        committed, info = committed_regions(traj, reader, sp)
         labels = label_trajectory(traj, gold, committed, cfg)
-        extra = {"committed_error": committed_error, "n_steps": len(traj.get("steps") or []),
-                 "committed_function_hints": committed.function_hints if committed else []}
+        extra = {**info, "n_steps": len(traj.get("steps") or [])}
         yield conform(LOCALIZATION_SCHEMA, {
             **base, **retrieval, **labels,
             "record_id": content_id("localization", traj["record_id"], patch, gold.quality, asdict(cfg)),

@@ -145,6 +145,14 @@ def test_synthetic_run_with_repo_gold(tmp_path, sp):
     # custom reward constants change the rewards, not the labels
     (rec2,) = mine_instance(task, [traj], GitRepo(str(repo.root)), sp, cfg=RewardConfig(step_cost=0.0))
     assert rec2["step_labels"][0]["reward"] == pytest.approx(1.0) and rec2["record_id"] != rec["record_id"]
+    # a localization agent's explicit answer is what it committed
+    answer = make_step(6, tool_name="finish", tool_args={"found_files": ["pkg/mod.py"], "found_modules": ["pkg/mod.py:f"],
+                                                          "found_entities": ["pkg/mod.py:f", "pkg/other.py:g"]})
+    (loc_agent,) = mine_instance(task, [{**traj, "final_patch": "", "steps": _steps() + [answer]}],
+                                 GitRepo(str(repo.root)), sp)
+    assert loc_agent["committed_entities"] == ["pkg/mod.py:f", "pkg/other.py:g"]
+    assert loc_agent["dc_entity"] == 0.5 and loc_agent["type_b_entities"] == ["pkg/mod.py:A.m2"]
+    assert json.loads(loc_agent["extra_json"])["committed_source"] == "answer"
     # no trajectories: one gold record, A²Agent file_changes in extra_json
     (gold_rec,) = mine_instance(task, [], GitRepo(str(repo.root)), sp)
     assert gold_rec["trajectory_id"] is None and gold_rec["source_dataset"] == "tasks"
