@@ -66,6 +66,11 @@ def _last_line(node) -> int:
     return row + 1 if col > 0 or row == node.start_point[0] else row
 
 
+def _code_line(raw: bytes) -> bool:
+    stripped = raw.strip()
+    return bool(stripped) and not stripped.startswith(b"#")
+
+
 def _docstring_lines(class_node) -> range:
     body = class_node.child_by_field_name("body")
     if body is None:
@@ -129,7 +134,10 @@ class StructureParser:
                 kind = "class"
             else:
                 kind = "method" if "." in qual else "function"
-            st.entities.append(Entity(qual, kind, node.start_point[0] + 1, _last_line(node)))
+            end = _last_line(node)
+            while end > node.start_point[0] + 1 and not _code_line(lines[end - 1]):
+                end -= 1          # tree-sitter keeps trailing comments in the block; ``ast`` ends at the last statement
+            st.entities.append(Entity(qual, kind, node.start_point[0] + 1, end))
         owner = [-1] * (max(n_lines, max((e.end for e in st.entities), default=0)) + 2)
         for idx, e in enumerate(st.entities):          # sorted by start: inner entities overwrite outer ones
             for line in range(e.start, e.end + 1):
