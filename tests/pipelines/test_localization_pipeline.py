@@ -35,7 +35,7 @@ def test_trajectories_joined_with_lite(corpora_dir, tmp_path, capsys):
     assert all(r["config_hash"] == m["config_hash"] for r in ds)
 
 
-def test_gold_records_from_tasks_with_repos(tmp_path):
+def test_gold_records_from_tasks_with_repos(tmp_path, capsys):
     repos = tmp_path / "repos"
     repo = ScratchRepo(repos / "acme__demo")
     src = "class A:\n    def m(self):\n        return 1\n"
@@ -57,3 +57,12 @@ def test_gold_records_from_tasks_with_repos(tmp_path):
     assert rows["other__lib-2"]["gold_function_hints"] == ["a.py:m"]
     rejects = datasets.load_dataset("parquet", data_files=f"{out}/rejects/rejects-*.parquet", split="train")
     assert sorted(rejects["subject_id"]) == ["acme__demo-3", "acme__demo-4"]
+    capsys.readouterr()
+    # the run directory is a gold source for eval-loc (repo-quality entity gold)
+    preds = tmp_path / "preds.jsonl"
+    preds.write_text(json.dumps({"instance_id": "acme__demo-1", "found_files": ["b.py", "a.py"],
+                                 "found_entities": ["a.py:A.m"]}) + "\n")
+    assert main(["eval-loc", "--predictions", str(preds), "--gold", out, "--json"]) == 0
+    scores = json.loads(capsys.readouterr().out)
+    assert scores["file"]["acc@1"] == 0.0 and scores["file"]["acc@3"] == 1.0 and scores["entity"]["acc@5"] == 1.0
+    assert scores["gold"]["quality"] == {"patch_only": 1, "repo": 1}
