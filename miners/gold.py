@@ -11,7 +11,8 @@ merged; a pure insertion is anchored on the old line before it) come from the di
 
 Identifiers: file ``path.py``; module ``path.py:Class`` / ``path.py:func``; entity ``path.py:Class.method`` /
 ``path.py:func``. A renamed file is identified by its pre-patch path. Errors raise ``PatchError`` whose reason
-is one of ``empty_patch``, ``unparseable_patch``, ``binary_diff``, ``hunk_mismatch``, ``missing_file``.
+is one of ``empty_patch``, ``unparseable_patch``, ``binary_diff``, ``hunk_mismatch``, ``missing_file``
+(``missing_base_commit`` from :func:`repo_reader`).
 """
 from __future__ import annotations
 
