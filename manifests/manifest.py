@@ -76,9 +76,12 @@ def input_listing(uris: Iterable[str]) -> list[dict[str, Any]]:
     """URI and size of every input file (cheap stat; sha256 values come from the readers' counters)."""
     out = []
     for uri in uris:
-        fs, path = fsspec.core.url_to_fs(uri)
         try:
-            size = fs.size(path)
+            if "://" in uri:
+                fs, path = fsspec.core.url_to_fs(uri)
+                size = fs.size(path)
+            else:                                   # local path: a plain stat, no fsspec overhead
+                size = os.path.getsize(uri)
         except (FileNotFoundError, OSError):
             size = None
         out.append({"uri": uri, "bytes": size})

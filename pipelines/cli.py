@@ -17,6 +17,7 @@ DEFAULT_OUTPUT_ROOT = "swemine-output"
 COMMANDS: dict[str, tuple[str, str]] = {
     "formats": ("pipelines.formats_cmd", "list the trajectory readers and what they detect"),
     "inspect": ("pipelines.inspect_cmd", "schema, counts, a sample row and rejects by reason of a run"),
+    "eval-loc": ("pipelines.evalloc_cmd", "score localization predictions against gold (LocAgent metrics)"),
 }
 
 
@@ -70,6 +71,9 @@ def _run(args, beam_args: list[str]) -> int:
     spec = mod.spec_from_args(args)
     output = args.output or os.path.join(DEFAULT_OUTPUT_ROOT, args.pipeline)
     manifest = runner.execute(spec, output, beam_args, force=args.force)
+    if manifest.get("dry_run"):
+        print(f"dry run {manifest['run_id']}: job built, state {manifest['state']}; nothing was submitted")
+        return 0
     summarize(manifest)
     print(f"output: {output}")
     return 0 if not manifest.get("balance_problems") else 1

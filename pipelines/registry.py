@@ -3,5 +3,6 @@
 
 PIPELINES: dict[str, str] = {
     "trajectories": "pipelines.trajectories",
+    "localization": "pipelines.localization",
     "fim": "pipelines.fim",
 }
