@@ -18,7 +18,7 @@ import apache_beam as beam
 from corpora.records import Reject, make_reject
 from miners.fim.formats import FAMILIES, FIM_SCHEMA, FIM_SPLITS, FORMATS
 from miners.fim.mine import (EMIT_STAGE, MIX_STAGE, SELECT_STAGE, FileSelection, emit_samples, file_key,
-                             keep_for_mixture, mixture_filtered, mixture_fractions, repo_key, select_repo)
+                             keep_for_mixture, mixture_filtered, mixture_fractions, select_repo)
 from miners.fim.parse import STAGE as PARSE_STAGE
 from miners.fim.parse import FileParser
 from miners.fim.scoring import FimConfig

@@ -1,7 +1,8 @@
-"""The program dependency graph (methods.md §4.2) as a networkx ``DiGraph`` per repository.
+"""The program dependency graph (methods.md §4.2) of one repository, with a networkx ``DiGraph`` view.
 
-Node ids are ``"<path>::<qualname>"``; node attribute ``fn`` holds the :class:`FunctionInfo`, ``path`` its
-file. Edge attributes are booleans, one per kind, because one ordered pair can be both a call and a sibling:
+Node ids are ``"<path>::<qualname>"``. The scorer reads adjacency lists by edge kind; ``RepoGraph.graph``
+materializes the same graph in networkx (node attributes ``fn`` = :class:`FunctionInfo`, ``path``; one boolean
+edge attribute per kind, because one ordered pair can be both a call and a sibling). Edge kinds:
 
 - ``call``: in-file call, resolved exactly as the reference does (bare ``X`` → ``X.__init__`` if class ``X``
   with ``__init__`` is in the file, else module-level ``X``; ``self.m``/``cls.m`` in class ``C`` → ``C.m``;

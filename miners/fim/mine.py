@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from corpora.records import Filtered, Reject, content_id, dumps_extra, make_filtered, make_reject
-from miners.fim.formats import FAMILIES, FIM_SCHEMA, FIM_SPLITS, chat_answer, chat_prompt, raw_text
+from miners.fim.formats import FAMILIES, FIM_SPLITS, chat_answer, chat_prompt, raw_text
 from miners.fim.graph import build_graph
 from miners.fim.groups import select_groups
 from miners.fim.masking import FileText, MaskError, mask
@@ -74,7 +74,7 @@ def select_repo(structures: list[FileStructure], cfg: FimConfig) -> Iterator[Fil
         for g in pairs + triples:
             targets.append(Target(g.group_type, [rg.fn(m) for m in g.members], g.scored, g.member_scores,
                                   g.coupling))
-        yield FileSelection(f"{fs.repo}@{fs.commit}:{fs.path}", fs, rg.file_stats(fs.path), targets, skipped)
+        yield FileSelection(fs.key, fs, rg.file_stats(fs.path), targets, skipped)
 
 
 def _target_row(fn: FunctionInfo, s: Scored) -> dict[str, Any]:

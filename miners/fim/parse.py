@@ -117,6 +117,7 @@ class FileStructure:
 
     @property
     def key(self) -> str:
+        """``repo@commit:path`` — the join key with the file's content (``mine.file_key``)."""
         return f"{self.repo}@{self.commit}:{self.path}"
 
 
