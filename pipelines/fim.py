@@ -3,7 +3,8 @@
 Stages: ``fim_read`` (repo spec → SourceFiles) → ``fim_parse`` (tree-sitter structure, per file; no tree
 is kept) → group by repository → ``fim_select`` (graph, Ĥ/Î scoring, singles, pairs, triples; structures
 only) → join back with each file's content → ``fim_emit`` (mask, validate, format) → ``fim_mix``
-(single/pair/triple ratios). With no ``--repos`` it mines the running interpreter's standard library.
+(single/pair/triple ratios). ``--format repo`` adds one more join: the files each target file calls into,
+for the repo-level layout. With no ``--repos`` it mines the running interpreter's standard library.
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ import apache_beam as beam
 
 from corpora.records import Reject, make_reject
 from miners.fim.formats import FAMILIES, FIM_SCHEMA, FIM_SPLITS, FORMATS
-from miners.fim.mine import (EMIT_STAGE, MIX_STAGE, SELECT_STAGE, FileSelection, emit_samples, file_key,
+from miners.fim.mine import (EMIT_STAGE, MIX_STAGE, SELECT_STAGE, FileSelection, check_format, emit_samples,
+                             file_key,
                              keep_for_mixture, mixture_filtered, mixture_fractions, select_repo)
 from miners.fim.parse import STAGE as PARSE_STAGE
 from miners.fim.parse import FileParser
@@ -36,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(default: stdlib)")
     parser.add_argument("--format", choices=FORMATS, default="chat", dest="fim_format")
     parser.add_argument("--model-family", choices=sorted(FAMILIES), default="qwen2.5-coder",
-                        help="special tokens for --format psm/spm")
+                        help="special tokens for --format psm/spm/repo (repo: qwen2.5-coder or starcoder)")
     parser.add_argument("--in-file-only", action="store_true",
                         help="no cross-file edges: reproduce the published per-file graph exactly")
     parser.add_argument("--mixture", default="0.8,0.15,0.05",
@@ -109,14 +111,29 @@ class _Mix(beam.DoFn):
             yield beam.pvalue.TaggedOutput(FILTERED, dict(mixture_filtered(row, fractions)))
 
 
-def _emit_factory(fmt: str, family: str, config_hash: str):
+def _emit_factory(fmt: str, family: str, config_hash: str, max_context_chars: int):
     def emit(kv):
         _, grouped = kv
         sels, files = list(grouped["sel"]), list(grouped["src"])
+        context = dict(grouped.get("ctx", ()))
         for sel in sels:
             for src in files:
-                yield from emit_samples(src, sel, fmt, family, config_hash)
+                yield from emit_samples(src, sel, fmt, family, config_hash, context, max_context_chars)
     return emit
+
+
+def _context_requests(kv):
+    """(context file key, requesting file key) for every dependency a selection's repo-level sample shows."""
+    key, sel = kv
+    prefix = key[:len(key) - len(sel.structure.path)]
+    return [(prefix + path, key) for path in sel.context]
+
+
+def _route_context(kv):
+    _, grouped = kv
+    for src in grouped["src"]:
+        for requester in grouped["req"]:
+            yield requester, (src["path"], src["content"])
 
 
 def _select_factory(cfg: FimConfig):
@@ -135,10 +152,14 @@ def build(p, ctx) -> Built:
     sels, _, sel_filtered = apply_stage(by_repo, SELECT_STAGE, lambda: _select_factory(cfg), fanout=True)
     keyed_sels = sels | "CountSelections" >> beam.ParDo(_CountSelections())
     keyed_files = files | "KeyFile" >> beam.Map(lambda src: (file_key(src), src))
-    joined = {"sel": keyed_sels, "src": keyed_files} | "JoinContent" >> beam.CoGroupByKey()
-    rows, emit_rej, _ = apply_stage(joined, EMIT_STAGE,
-                                    lambda: _emit_factory(c["format"], c["model_family"], ctx.config_hash),
-                                    fanout=True)
+    sources = {"sel": keyed_sels, "src": keyed_files}
+    if c["format"] == "repo":
+        requests = keyed_sels | "ContextRequests" >> beam.FlatMap(_context_requests)
+        sources["ctx"] = ({"req": requests, "src": keyed_files} | "JoinContext" >> beam.CoGroupByKey()
+                          | "RouteContext" >> beam.FlatMap(_route_context))
+    joined = sources | "JoinContent" >> beam.CoGroupByKey()
+    rows, emit_rej, _ = apply_stage(joined, EMIT_STAGE, lambda: _emit_factory(
+        c["format"], c["model_family"], ctx.config_hash, cfg.repo_context_chars), fanout=True)
     counts = (rows | "Split" >> beam.Map(lambda r: (len(r["targets"]), 1)) | "CountSplits" >> beam.CombinePerKey(sum)
               | "AsDict" >> beam.combiners.ToDict())
     fractions = counts | "Fractions" >> beam.Map(
@@ -190,8 +211,7 @@ def build_spec(repos: list[str] | None = None, fmt: str = "chat", family: str = 
                cfg: FimConfig | None = None, max_file_bytes: int = 1 << 20,
                num_buckets: int | None = None) -> PipelineSpec:
     """The ``fim`` pipeline over ``repos`` (default: the standard library)."""
-    if fmt not in FORMATS or family not in FAMILIES:
-        raise ValueError(f"unknown format/family {fmt!r}/{family!r}")
+    check_format(fmt, family)
     cfg = cfg or FimConfig()
     config = {"repos": list(repos or ["stdlib"]), "format": fmt, "model_family": family if fmt != "chat" else "",
               "fim": dataclasses.asdict(cfg), "max_file_bytes": max_file_bytes}

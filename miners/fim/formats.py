@@ -6,7 +6,8 @@
 - ``psm`` / ``spm``: raw special-token FIM for Qwen2.5-Coder, StarCoder(2) and DeepSeek-Coder, in ``text``,
   with ``prefix``/``middle``/``suffix`` kept beside it. SPM follows Bavarian/Megatron: ``[PRE][SUF] suf
   [MID] pre mid``.
-- Qwen2.5-Coder's repo-level layout (``<|repo_name|>``, ``<|file_sep|>``) via :func:`repo_level`.
+- ``repo``: Qwen2.5-Coder's repo-level layout (``<|repo_name|>``, ``<|file_sep|>``; StarCoder2 has the same
+  tokens) via :func:`repo_level`: the in-repo files the target file calls into, then the target's PSM sample.
 
 Raw FIM special tokens never appear in chat samples (§4.11).
 """
@@ -18,7 +19,7 @@ import pyarrow as pa
 
 from corpora.records import PROVENANCE_FIELDS
 
-FORMATS = ("chat", "psm", "spm")
+FORMATS = ("chat", "psm", "spm", "repo")
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ FIM_SCHEMA = pa.schema([
     pa.field("license", pa.string()),
     pa.field("fim_split", pa.string()),               # single_function | function_pair | function_triple
     pa.field("group_type", pa.string()),              # single | one of the eight topologies
-    pa.field("format", pa.string()),                  # chat | psm | spm
+    pa.field("format", pa.string()),                  # chat | psm | spm | repo
     pa.field("model_family", pa.string()),            # raw formats: qwen2.5-coder | starcoder | deepseek-coder
     pa.field("func_name", pa.string()),               # "+"-joined for groups
     pa.field("start_line", pa.int32()),               # first target's def line
@@ -139,14 +140,19 @@ def raw_text(fmt: str, family: str, prefix: str, middle: str, suffix: str) -> st
 
 
 def repo_level(family: str, repo_name: str, context: list[tuple[str, str]], path: str, prefix: str, middle: str,
-               suffix: str) -> str:
+               suffix: str, max_context_chars: int | None = None) -> str:
     """Repo-level FIM: ``<|repo_name|>name\\n`` + ``<|file_sep|>path\\ncontent\\n`` per context file, then the
     target file's ``<|file_sep|>path\\n`` followed by its PSM sample."""
     t = FAMILIES[family]
     if not t.repo_name:
         raise ValueError(f"{family} has no repo-level tokens")
     parts = [f"{t.repo_name}{repo_name}\n"]
-    parts += [f"{t.file_sep}{p}\n{c}\n" for p, c in context]
+    budget = max_context_chars if max_context_chars is not None else float("inf")
+    for p, c in context:
+        if len(c) > budget:
+            break
+        budget -= len(c)
+        parts.append(f"{t.file_sep}{p}\n{c}\n")
     parts.append(f"{t.file_sep}{path}\n{psm(t, prefix, middle, suffix)}")
     return "".join(parts)
 

@@ -88,6 +88,15 @@ class RepoGraph:
             self._graph = g
         return self._graph
 
+    def dependencies(self, path: str) -> list[str]:
+        """Other files this file's functions call into, most call edges first (then by path)."""
+        counts: dict[str, int] = defaultdict(int)
+        for f in self.files[path].functions:
+            for v in self.callees(node_id(path, f.qualname)):
+                if self.path_of[v] != path:
+                    counts[self.path_of[v]] += 1
+        return sorted(counts, key=lambda p: (-counts[p], p))
+
     def file_stats(self, path: str) -> dict[str, int]:
         """``graph_stats`` of one file: functions, in-file call edges, sibling pairs, cross-file edges."""
         nodes = [node_id(path, f.qualname) for f in self.files[path].functions]

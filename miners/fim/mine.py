@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from corpora.records import Filtered, Reject, content_id, dumps_extra, make_filtered, make_reject
-from miners.fim.formats import FAMILIES, FIM_SPLITS, chat_answer, chat_prompt, raw_text
+from miners.fim.formats import FAMILIES, FIM_SPLITS, FORMATS, chat_answer, chat_prompt, raw_text, repo_level
 from miners.fim.graph import build_graph
 from miners.fim.groups import select_groups
 from miners.fim.masking import FileText, MaskError, mask
@@ -43,6 +43,7 @@ class FileSelection:
     graph_stats: dict[str, int]
     targets: list[Target] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
+    context: list[str] = field(default_factory=list)   # repo-level layout: paths of files it depends on
 
 
 def repo_key(src: dict[str, Any]) -> str:
@@ -74,7 +75,8 @@ def select_repo(structures: list[FileStructure], cfg: FimConfig) -> Iterator[Fil
         for g in pairs + triples:
             targets.append(Target(g.group_type, [rg.fn(m) for m in g.members], g.scored, g.member_scores,
                                   g.coupling))
-        yield FileSelection(fs.key, fs, rg.file_stats(fs.path), targets, skipped)
+        context = rg.dependencies(fs.path)[:cfg.repo_context_files] if targets else []
+        yield FileSelection(fs.key, fs, rg.file_stats(fs.path), targets, skipped, context)
 
 
 def _target_row(fn: FunctionInfo, s: Scored) -> dict[str, Any]:
@@ -83,8 +85,8 @@ def _target_row(fn: FunctionInfo, s: Scored) -> dict[str, Any]:
             "inferability": s.inferability, "fim_score": s.fim_score, "difficulty": s.difficulty}
 
 
-def build_row(text: FileText, sel: FileSelection, t: Target, fmt: str, family: str,
-              config_hash: str) -> dict[str, Any]:
+def build_row(text: FileText, sel: FileSelection, t: Target, fmt: str, family: str, config_hash: str,
+              context: list[tuple[str, str]] = (), max_context_chars: int | None = None) -> dict[str, Any]:
     """One ``FimSample`` row (raises :class:`MaskError` when the target fails validation)."""
     fs = sel.structure
     m = mask(text, t.functions)
@@ -121,23 +123,39 @@ def build_row(text: FileText, sel: FileSelection, t: Target, fmt: str, family: s
             "loc": row["loc"], "complexity": s.complexity, "inferability": s.inferability,
             "fim_score": s.fim_score, "difficulty": s.difficulty}
     else:
-        row.update(prefix=m.prefix, middle=m.middle, suffix=m.suffix,
-                   text=raw_text(fmt, family, m.prefix, m.middle, m.suffix))
+        text = (repo_level(family, fs.repo, context, fs.path, m.prefix, m.middle, m.suffix, max_context_chars)
+                if fmt == "repo" else raw_text(fmt, family, m.prefix, m.middle, m.suffix))
+        row.update(prefix=m.prefix, middle=m.middle, suffix=m.suffix, text=text)
     return row
 
 
-def emit_samples(src: dict[str, Any], sel: FileSelection, fmt: str, family: str,
-                 config_hash: str = "") -> Iterator[dict | Reject]:
-    """Every selected target of one file as a row; a target that fails validation becomes a reject."""
+def emit_samples(src: dict[str, Any], sel: FileSelection, fmt: str, family: str, config_hash: str = "",
+                 context: dict[str, str] | None = None,
+                 max_context_chars: int | None = None) -> Iterator[dict | Reject]:
+    """Every selected target of one file as a row; a target that fails validation becomes a reject.
+
+    ``context`` (path → content) holds the files of ``sel.context`` for the repo-level layout.
+    """
     text = FileText(src["content"])
+    ctx = [(p, context[p]) for p in sel.context if p in context] if context else []
     for t in sel.targets:
         try:
-            yield build_row(text, sel, t, fmt, family, config_hash)
+            yield build_row(text, sel, t, fmt, family, config_hash, ctx, max_context_chars)
         except MaskError as exc:
             yield make_reject(EMIT_STAGE, exc.reason, str(exc), uri=sel.structure.source_uri,
                               locator=f"{sel.structure.commit}:{sel.structure.path}#L{t.functions[0].start_line}",
                               sha256=sel.structure.source_sha256, subject_id=sel.structure.record_id,
                               config_hash=config_hash)
+
+
+def check_format(fmt: str, family: str) -> None:
+    """Raise ``ValueError`` for an unknown format, family, or a repo-level layout the family lacks."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}")
+    if fmt != "chat" and family not in FAMILIES:
+        raise ValueError(f"unknown model family {family!r}")
+    if fmt == "repo" and not FAMILIES[family].repo_name:
+        raise ValueError(f"{family} has no repo-level tokens")
 
 
 def mixture_fractions(counts: dict[int, int], ratios: tuple[float, ...]) -> dict[int, float]:
@@ -173,8 +191,7 @@ def mine_files(files: Iterable[dict], cfg: FimConfig | None = None, fmt: str = "
                family: str = "qwen2.5-coder", config_hash: str = "", parser: FileParser | None = None) -> MineResult:
     """The whole miner in-process over SourceFile dicts (any number of repos)."""
     cfg = cfg or FimConfig()
-    if fmt != "chat" and family not in FAMILIES:
-        raise ValueError(f"unknown model family {family!r}")
+    check_format(fmt, family)
     parser = parser or FileParser()
     by_repo: dict[str, list[FileStructure]] = defaultdict(list)
     contents: dict[str, dict] = {}
@@ -199,7 +216,9 @@ def mine_files(files: Iterable[dict], cfg: FimConfig | None = None, fmt: str = "
                 continue
             for t in sel.targets:
                 stats[f"selected_{FIM_SPLITS[len(t.functions)]}"] += 1
-            for r in emit_samples(contents[sel.key], sel, fmt, family, config_hash):
+            src = contents[sel.key]
+            ctx = {p: contents[f"{repo_key(src)}:{p}"]["content"] for p in sel.context} if fmt == "repo" else None
+            for r in emit_samples(src, sel, fmt, family, config_hash, ctx, cfg.repo_context_chars):
                 (rejects if isinstance(r, Reject) else rows).append(r)
     counts = {k: 0 for k in (1, 2, 3)}
     for r in rows:

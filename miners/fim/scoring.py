@@ -80,6 +80,9 @@ class FimConfig:
     max_group_candidates: int = 5000      # [INFERRED] per file and arity, bounds enumeration
     # mixture (§4.10): single / pair / triple; empty = keep everything
     mixture: tuple[float, ...] = (0.80, 0.15, 0.05)
+    # repo-level layout (§4.11, Qwen2.5-Coder): in-repo files the target file calls into, most-called first
+    repo_context_files: int = 8
+    repo_context_chars: int = 24000
 
     def as_dict(self) -> dict:
         return asdict(self)

@@ -2,6 +2,7 @@
 import json
 
 import datasets
+import pytest
 
 from corpora.repos import open_repo
 from gitutil import commit_files, init_repo
@@ -12,25 +13,34 @@ from pipelines.cli import main
 
 def _work_file() -> str:
     body = "\n".join(f"    v{i} = x + {i}\n    if v{i} > 3:\n        x += v{i}" for i in range(4))
-    funcs = [f"def work_{k}(x: int, scale: float = 1.0) -> int:\n    \"\"\"Work {k}.\"\"\"\n{body}\n    return x\n"
+    funcs = [f"def work_{k}(x: int, scale: float = 1.0) -> int:\n    \"\"\"Work {k}.\"\"\"\n{body}\n    return clamp(x)\n"
              for k in range(3)]
-    return "\n\n".join(funcs) + "\n\n" + "\n".join(f"# padding {i}" for i in range(12)) + "\n"
+    return ("from lib.util import clamp\n\n\n" + "\n\n".join(funcs) + "\n\n"
+            + "\n".join(f"# padding {i}" for i in range(12)) + "\n")
 
 
+UTIL = "def clamp(x):\n    return max(0, min(x, 9))\n"
 MAIN = ("from lib.work import work_0, work_1\n\n\n"
         "def run(x):\n    return work_0(x, 2.0) + work_1(x, scale=3.0)\n")
 
 
-def test_cli_fim_psm_deepseek(tmp_path, capsys):
-    repo = init_repo(str(tmp_path / "acme__tools"))
-    sha = commit_files(repo, {"lib/work.py": _work_file(), "app/main.py": MAIN, "broken.py": "def f(:\n  pass\n",
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    path = init_repo(str(tmp_path_factory.mktemp("fimrepo") / "acme__tools"))
+    sha = commit_files(path, {"lib/work.py": _work_file(), "lib/util.py": UTIL, "app/main.py": MAIN,
+                              "broken.py": "def f(:\n  pass\n",
                               "LICENSE": "Permission is hereby granted, free of charge, to any person"}, "init")
+    return path, sha
+
+
+def test_cli_fim_psm_deepseek(repo, tmp_path, capsys):
+    repo, sha = repo
     out = str(tmp_path / "run")
     rc = main(["run", "fim", "--repos", f"{repo}@{sha}", "--format", "psm", "--model-family", "deepseek-coder",
                "--mixture", "none", "--output", out])
     assert rc == 0
     printed = capsys.readouterr().out
-    assert ("fim: files=3, files_parsed=2, functions=4, selected_singles=3, selected_pairs=0, selected_triples=0, "
+    assert ("fim: files=4, files_parsed=3, functions=5, selected_singles=3, selected_pairs=0, selected_triples=0, "
             "samples=3") in printed
     ds = datasets.load_dataset("parquet", data_files=f"{out}/fim/train-*.parquet", split="train")
     rows = sorted(ds.to_list(), key=lambda r: r["start_line"])
@@ -47,10 +57,27 @@ def test_cli_fim_psm_deepseek(tmp_path, capsys):
     manifest = json.load(open(f"{out}/manifest.json"))
     assert manifest["balance_problems"] == []
     assert manifest["stages"]["fim_parse"]["rejected"] == {"syntax_error": 1}
-    assert manifest["stages"]["fim_select"]["filtered"] == {"file_too_short": 1}
+    assert manifest["stages"]["fim_select"]["filtered"] == {"file_too_short": 2}
     assert manifest["fim_distribution"]["all"]["loc"] == {"p10": 15, "p50": 15, "p90": 15, "n": 3}
     # the Beam run and the in-process miner agree record for record
     plain = mine_files(open_repo(repo).iter_source_files(commit=sha), FimConfig(mixture=()), fmt="psm",
                        family="deepseek-coder", config_hash=manifest["config_hash"])
     assert sorted(r["record_id"] for r in plain.rows) == sorted(r["record_id"] for r in rows)
     assert plain.stats["samples"] == 3
+
+
+def test_repo_level_layout_beam_equals_in_process(repo, tmp_path):
+    repo, sha = repo
+    out = str(tmp_path / "run")
+    assert main(["run", "fim", "--repos", f"{repo}@{sha}", "--format", "repo", "--mixture", "none",
+                 "--output", out]) == 0
+    rows = sorted(datasets.load_dataset("parquet", data_files=f"{out}/fim/train-*.parquet", split="train").to_list(),
+                  key=lambda r: r["start_line"])
+    assert len(rows) == 3
+    for r in rows:   # the file work.py calls into comes first, then the target file's PSM sample
+        assert r["text"] == ("<|repo_name|>acme/tools\n<|file_sep|>lib/util.py\n" + UTIL + "\n"
+                             "<|file_sep|>lib/work.py\n<|fim_prefix|>" + r["prefix"] + "<|fim_suffix|>"
+                             + r["suffix"] + "<|fim_middle|>" + r["middle"] + "<|endoftext|>")
+    plain = mine_files(open_repo(repo).iter_source_files(commit=sha), FimConfig(mixture=()), fmt="repo",
+                       family="qwen2.5-coder", config_hash=json.load(open(f"{out}/manifest.json"))["config_hash"])
+    assert sorted((r["record_id"], r["text"]) for r in plain.rows) == sorted((r["record_id"], r["text"]) for r in rows)
