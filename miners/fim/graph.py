@@ -145,9 +145,12 @@ def add_file(rg: RepoGraph, fs: FileStructure) -> list[tuple[str, CallSite]]:
 
 
 class _ModuleIndex:
-    """Dotted module name → file path, tolerant of an unknown source root (``src/``, ``Lib/``...)."""
+    """Dotted module name → file path, tolerant of an unknown source root (``src/``, ``Lib/``...) and of a
+    repo rooted inside its package (``pkg:email``: ``email.header`` is the file ``header.py``)."""
 
     def __init__(self, files: dict[str, FileStructure]):
+        repos = {fs.repo for fs in files.values()}
+        self.root_pkg = repos.pop().rsplit("/", 1)[-1] if len(repos) == 1 else ""
         self.exact: dict[str, str] = {}
         self.suffix: dict[str, list[str]] = defaultdict(list)
         for path, fs in files.items():
@@ -159,6 +162,11 @@ class _ModuleIndex:
     def find(self, module: str, importer: str) -> str | None:
         if module in self.exact:
             return self.exact[module]
+        root = self.root_pkg
+        if root and (module == root or module.startswith(root + ".")):
+            inner = module[len(root) + 1:]
+            if inner in self.exact:
+                return self.exact[inner]
         cands = self.suffix.get(module)
         if not cands:
             return None

@@ -88,3 +88,12 @@ def test_head_commit_drops_the_removed_call(repo):
     rg = build_graph(_structures(path, None), cross_file=True)
     assert ("pkg/core.py::a", "pkg/util.py::helper") not in rg.edges["xcall"]
     assert ("pkg/core.py::b", "pkg/util.py::helper") in rg.edges["xcall"]
+
+
+def test_repo_rooted_inside_its_package():
+    # pkg:<name> and directory repos are rooted in the package: `from mypkg.util import f` is util.py
+    parser = FileParser()
+    files = [parser({"repo": "pypi/mypkg", "path": "util.py", "content": "def f():\n    return 1\n"}),
+             parser({"repo": "pypi/mypkg", "path": "core.py",
+                     "content": "from mypkg.util import f\nimport mypkg.util as u\n\n\ndef g():\n    return f() + u.f()\n"})]
+    assert build_graph(files).edges["xcall"] == {("core.py::g", "util.py::f")}
