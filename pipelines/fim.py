@@ -114,7 +114,7 @@ class _Mix(beam.DoFn):
 def _emit_factory(fmt: str, family: str, config_hash: str, max_context_chars: int):
     def emit(kv):
         _, grouped = kv
-        sels, files = list(grouped["sel"]), list(grouped["src"])
+        sels, files = list(grouped["sel"])[:1], list(grouped["src"])[:1]   # a repo listed twice: once
         context = dict(grouped.get("ctx", ()))
         for sel in sels:
             for src in files:

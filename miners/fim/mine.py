@@ -56,7 +56,7 @@ def file_key(src: dict[str, Any]) -> str:
 
 def select_repo(structures: list[FileStructure], cfg: FimConfig) -> Iterator[FileSelection | Filtered]:
     """Build the repository's graph and pick every file's singles, pairs and triples."""
-    structures = sorted(structures, key=lambda s: s.path)
+    structures = sorted({s.path: s for s in structures}.values(), key=lambda s: s.path)   # a repo listed twice
     rg = build_graph(structures, cross_file=cfg.cross_file)
     for fs in structures:
         out_of_bounds = file_in_bounds(fs, cfg)
