@@ -2,8 +2,8 @@
 
 Stages: ``fim_read`` (repo spec → SourceFiles) → ``fim_parse`` (tree-sitter structure, per file; no tree
 is kept) → group by repository → ``fim_select`` (graph, Ĥ/Î scoring, singles, pairs, triples; structures
-only) → join back with each file's content → ``fim_emit`` (mask, validate, format) → ``fim_mix``
-(single/pair/triple ratios). ``--format repo`` adds one more join: the files each target file calls into,
+only) → ``fim_mix`` (single/pair/triple ratios over all targets, before any text exists) → join back with
+each file's content → ``fim_emit`` (mask, validate, format). ``--format repo`` adds one more join: the files each target file calls into,
 for the repo-level layout. With no ``--repos`` it mines the running interpreter's standard library.
 """
 from __future__ import annotations
@@ -18,9 +18,8 @@ import apache_beam as beam
 
 from corpora.records import Reject, make_reject
 from miners.fim.formats import FAMILIES, FIM_SCHEMA, FIM_SPLITS, FORMATS
-from miners.fim.mine import (EMIT_STAGE, MIX_STAGE, SELECT_STAGE, FileSelection, check_format, emit_samples,
-                             file_key,
-                             keep_for_mixture, mixture_filtered, mixture_fractions, select_repo)
+from miners.fim.mine import (EMIT_STAGE, MIX_STAGE, SELECT_STAGE, FileSelection, apply_mixture, check_format,
+                             emit_samples, file_key, mixture_fractions, select_repo, target_counts)
 from miners.fim.parse import STAGE as PARSE_STAGE
 from miners.fim.parse import FileParser
 from miners.fim.scoring import FimConfig
@@ -95,20 +94,24 @@ class _CountSelections(beam.DoFn):
 
 
 class _Mix(beam.DoFn):
-    """Keep each sample with its split's mixture fraction (deterministic by id); the rest go to filtered."""
+    """The mixture on each file's targets, before any text is built: counts ``fim_mix.in/out/filtered``."""
+
+    def __init__(self, fmt: str, family: str, config_hash: str):
+        self.fmt, self.family, self.config_hash = fmt, family, config_hash
 
     def setup(self):
         self.counters = Counters(MIX_STAGE)
 
-    def process(self, row, fractions):
-        self.counters.inc("in")
-        n = len(row["targets"])
-        if keep_for_mixture(row["record_id"], fractions.get(n, 1.0)):
-            self.counters.inc("out")
-            yield row
-        else:
+    def process(self, kv, fractions):
+        key, sel = kv
+        self.counters.inc("in", len(sel.targets))
+        kept, dropped = apply_mixture(sel, fractions, self.fmt, self.family, self.config_hash)
+        self.counters.inc("out", len(kept.targets))
+        for f in dropped:
             self.counters.inc("filtered.mixture_quota")
-            yield beam.pvalue.TaggedOutput(FILTERED, dict(mixture_filtered(row, fractions)))
+            yield beam.pvalue.TaggedOutput(FILTERED, dict(f))
+        if kept.targets:
+            yield key, kept
 
 
 def _emit_factory(fmt: str, family: str, config_hash: str, max_context_chars: int):
@@ -150,7 +153,15 @@ def build(p, ctx) -> Built:
     by_repo = (structures | "KeyRepo" >> beam.Map(lambda fs: (f"{fs.repo}@{fs.commit}", fs))
                | "GroupRepo" >> beam.GroupByKey())
     sels, _, sel_filtered = apply_stage(by_repo, SELECT_STAGE, lambda: _select_factory(cfg), fanout=True)
-    keyed_sels = sels | "CountSelections" >> beam.ParDo(_CountSelections())
+    counted = sels | "CountSelections" >> beam.ParDo(_CountSelections())
+    fractions = (sels | "TargetSizes" >> beam.FlatMap(target_counts) | "CountSizes" >> beam.CombinePerKey(sum)
+                 | "AsDict" >> beam.combiners.ToDict()
+                 | "Fractions" >> beam.Map(lambda d: mixture_fractions({k: d.get(k, 0) for k in FIM_SPLITS},
+                                                                      tuple(cfg.mixture))))
+    mixed = counted | "Mix" >> beam.ParDo(
+        _Mix(c["format"], c["model_family"], ctx.config_hash), fractions=beam.pvalue.AsSingleton(fractions)
+    ).with_outputs(FILTERED, main="main")
+    keyed_sels = mixed.main
     keyed_files = files | "KeyFile" >> beam.Map(lambda src: (file_key(src), src))
     sources = {"sel": keyed_sels, "src": keyed_files}
     if c["format"] == "repo":
@@ -160,15 +171,9 @@ def build(p, ctx) -> Built:
     joined = sources | "JoinContent" >> beam.CoGroupByKey()
     rows, emit_rej, _ = apply_stage(joined, EMIT_STAGE, lambda: _emit_factory(
         c["format"], c["model_family"], ctx.config_hash, cfg.repo_context_chars), fanout=True)
-    counts = (rows | "Split" >> beam.Map(lambda r: (len(r["targets"]), 1)) | "CountSplits" >> beam.CombinePerKey(sum)
-              | "AsDict" >> beam.combiners.ToDict())
-    fractions = counts | "Fractions" >> beam.Map(
-        lambda d: mixture_fractions({k: d.get(k, 0) for k in FIM_SPLITS}, tuple(cfg.mixture)))
-    mixed = rows | "Mix" >> beam.ParDo(_Mix(), fractions=beam.pvalue.AsSingleton(fractions)).with_outputs(
-        FILTERED, main="main")
     rejects = [r | f"Stamp[{name}]" >> beam.Map(stamp)
                for name, r in (("read", read_rej), ("parse", parse_rej), ("emit", emit_rej))]
-    return Built(outputs={OUTPUT: mixed.main}, rejects=rejects, filtered=[sel_filtered, mixed[FILTERED]])
+    return Built(outputs={OUTPUT: rows}, rejects=rejects, filtered=[sel_filtered, mixed[FILTERED]])
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:

@@ -1,12 +1,13 @@
 """The FIM miner end to end, as plain functions the Beam pipeline wires up (and tests call directly).
 
 parse (per file) → :func:`select_repo` (per repository: graph, scores, singles, groups; only structures in
-memory) → :func:`emit_samples` (per file, joined back with its content: mask, validate, format) →
-:func:`mixture_fractions` + :func:`keep_for_mixture` (single/pair/triple ratios). :func:`mine_files` runs the
-whole chain in-process.
+memory) → :func:`mixture_fractions` over all targets + :func:`apply_mixture` (single/pair/triple ratios,
+applied before any sample text is built) → :func:`emit_samples` (per file, joined back with its content:
+mask, validate, format). :func:`mine_files` runs the whole chain in-process.
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -76,13 +77,21 @@ def select_repo(structures: list[FileStructure], cfg: FimConfig) -> Iterator[Fil
             targets.append(Target(g.group_type, [rg.fn(m) for m in g.members], g.scored, g.member_scores,
                                   g.coupling))
         context = rg.dependencies(fs.path)[:cfg.repo_context_files] if targets else []
-        yield FileSelection(fs.key, fs, rg.file_stats(fs.path), targets, skipped, context)
+        # the targets hold their FunctionInfos: the rest of the structure need not travel on
+        slim = dataclasses.replace(fs, functions=[], classes=[], imports=[], star_imports=[])
+        yield FileSelection(fs.key, slim, rg.file_stats(fs.path), targets, skipped, context)
 
 
 def _target_row(fn: FunctionInfo, s: Scored) -> dict[str, Any]:
     return {"func_name": fn.qualname, "start_line": fn.start_line, "end_line": fn.end_line, "loc": fn.loc,
             "cyclomatic_complexity": fn.cc, "max_depth": fn.depth, "complexity": s.complexity,
             "inferability": s.inferability, "fim_score": s.fim_score, "difficulty": s.difficulty}
+
+
+def sample_id(fs: FileStructure, t: Target, fmt: str, family: str) -> str:
+    """Content-hash id of the sample ``t`` of file ``fs`` in ``fmt`` (known before the row is built)."""
+    return content_id("fim", fs.repo, fs.commit, fs.path, fs.source_sha256,
+                      [(f.qualname, f.start_line) for f in t.functions], fmt, family if fmt != "chat" else "")
 
 
 def build_row(text: FileText, sel: FileSelection, t: Target, fmt: str, family: str, config_hash: str,
@@ -94,8 +103,7 @@ def build_row(text: FileText, sel: FileSelection, t: Target, fmt: str, family: s
     n = len(t.functions)
     s = t.scored
     row: dict[str, Any] = {
-        "record_id": content_id("fim", fs.repo, fs.commit, fs.path, fs.source_sha256,
-                                [(f.qualname, f.start_line) for f in t.functions], fmt, family if fmt != "chat" else ""),
+        "record_id": sample_id(fs, t, fmt, family),
         "repo": fs.repo, "commit": fs.commit, "path": fs.path, "license": fs.license,
         "fim_split": FIM_SPLITS[n], "group_type": t.group_type, "format": fmt,
         "model_family": family if fmt != "chat" else None, "func_name": "+".join(names),
@@ -209,36 +217,49 @@ def mine_files(files: Iterable[dict], cfg: FimConfig | None = None, fmt: str = "
         stats["functions"] += len(out.functions)
         by_repo[repo_key(src)].append(out)
         contents[file_key(src)] = src
+    selections: list[FileSelection] = []
     for structures in by_repo.values():
         for sel in select_repo(structures, cfg):
-            if isinstance(sel, Filtered):
-                filtered.append(sel)
-                continue
-            for t in sel.targets:
-                stats[f"selected_{FIM_SPLITS[len(t.functions)]}"] += 1
-            src = contents[sel.key]
-            ctx = {p: contents[f"{repo_key(src)}:{p}"]["content"] for p in sel.context} if fmt == "repo" else None
-            for r in emit_samples(src, sel, fmt, family, config_hash, ctx, cfg.repo_context_chars):
-                (rejects if isinstance(r, Reject) else rows).append(r)
-    counts = {k: 0 for k in (1, 2, 3)}
-    for r in rows:
-        counts[len(r["targets"])] += 1
-    frac = mixture_fractions(counts, cfg.mixture)
-    kept = []
-    for r in rows:
-        if keep_for_mixture(r["record_id"], frac[len(r["targets"])]):
-            kept.append(r)
-        else:
-            filtered.append(mixture_filtered(r, frac))
-    stats["samples"] = len(kept)
-    return MineResult(kept, rejects, filtered, dict(stats))
+            (filtered if isinstance(sel, Filtered) else selections).append(sel)
+    counts = {k: 0 for k in FIM_SPLITS}
+    for sel in selections:
+        for n, _ in target_counts(sel):
+            counts[n] += 1
+            stats[f"selected_{FIM_SPLITS[n]}"] += 1
+    fractions = mixture_fractions(counts, cfg.mixture)
+    for sel in selections:
+        sel, dropped = apply_mixture(sel, fractions, fmt, family, config_hash)
+        filtered.extend(dropped)
+        src = contents[sel.key]
+        ctx = {p: contents[f"{repo_key(src)}:{p}"]["content"] for p in sel.context} if fmt == "repo" else None
+        for r in emit_samples(src, sel, fmt, family, config_hash, ctx, cfg.repo_context_chars):
+            (rejects if isinstance(r, Reject) else rows).append(r)
+    stats["samples"] = len(rows)
+    return MineResult(rows, rejects, filtered, dict(stats))
 
 
-def mixture_filtered(row: dict, fractions: dict[int, float]) -> Filtered:
-    """The record of a sample the mixture sampling left out (slim: no file text)."""
-    slim = {k: row[k] for k in ("record_id", "repo", "commit", "path", "fim_split", "group_type", "func_name",
-                                "start_line", "end_line", "fim_score", "source_uri", "source_locator",
-                                "source_sha256", "config_hash")}
-    return make_filtered(MIX_STAGE, "mixture_quota", slim, "fim_sample",
-                         {"keep_fraction": fractions[len(row["targets"])]})
+def target_counts(sel: FileSelection) -> list[tuple[int, int]]:
+    """(group size, 1) per target of a selection: the mixture's counts."""
+    return [(len(t.functions), 1) for t in sel.targets]
 
+
+def apply_mixture(sel: FileSelection, fractions: dict[int, float], fmt: str, family: str,
+                  config_hash: str = "") -> tuple[FileSelection, list[Filtered]]:
+    """Keep each target with its group size's fraction (deterministic by sample id); the others become
+    ``Filtered`` records (slim: no file text)."""
+    fs = sel.structure
+    kept, dropped = [], []
+    for t in sel.targets:
+        sid = sample_id(fs, t, fmt, family)
+        fraction = fractions.get(len(t.functions), 1.0)
+        if keep_for_mixture(sid, fraction):
+            kept.append(t)
+            continue
+        slim = {"record_id": sid, "repo": fs.repo, "commit": fs.commit, "path": fs.path,
+                "fim_split": FIM_SPLITS[len(t.functions)], "group_type": t.group_type,
+                "func_name": "+".join(f.qualname for f in t.functions), "start_line": t.functions[0].start_line,
+                "end_line": t.functions[-1].end_line, "fim_score": t.scored.fim_score, "source_uri": fs.source_uri,
+                "source_locator": f"{fs.commit}:{fs.path}#L{t.functions[0].start_line}",
+                "source_sha256": fs.source_sha256, "config_hash": config_hash}
+        dropped.append(make_filtered(MIX_STAGE, "mixture_quota", slim, "fim_sample", {"keep_fraction": fraction}))
+    return dataclasses.replace(sel, targets=kept), dropped
