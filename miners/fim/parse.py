@@ -34,6 +34,10 @@ _QUERY = """
 [(conditional_expression) (except_clause) (boolean_operator) (for_in_clause)] @cc
 [(with_statement) (try_statement)] @depth
 (attribute object: (identifier) @_obj attribute: (identifier) @self_attr (#eq? @_obj "self"))
+(assignment left: [(attribute object: (identifier) @_o1 (#eq? @_o1 "self"))
+                   (pattern_list (attribute object: (identifier) @_o2 (#eq? @_o2 "self")))
+                   (tuple_pattern (attribute object: (identifier) @_o3 (#eq? @_o3 "self")))] @_lhs) @store
+(augmented_assignment left: (attribute object: (identifier) @_o4 (#eq? @_o4 "self"))) @update
 """
 
 
@@ -268,7 +272,7 @@ def _last_code_row(node) -> int:
     while node.child_count:
         last = None
         for i in range(node.child_count - 1, -1, -1):
-            c = node.children[i]
+            c = node.child(i)
             if c.type != "comment":
                 last = c
                 break
@@ -428,23 +432,20 @@ def _attach_items(query, root, functions: list[FunctionInfo], fnodes: list) -> N
             functions[i].depth = _max_nesting(spans)
     reads: list[set[str]] = [set() for _ in fnodes]
     writes: list[set[str]] = [set() for _ in fnodes]
+    # `self.x` on the left of `=` is a write (also inside a target tuple), of `+=` a read and a write
+    stores = {n.start_byte for n in caps.get("_o1", ())} | {n.start_byte for n in caps.get("_o2", ())} \
+        | {n.start_byte for n in caps.get("_o3", ())}
+    updates = {n.start_byte for n in caps.get("_o4", ())}
     for node in caps.get("self_attr", ()):
         i = owner(node)
         if i < 0:
             continue
-        attr_node = node.parent
-        parent = attr_node.parent
         name = _text(node)
-        is_target = False
-        p, child = parent, attr_node
-        while p is not None and p.type in ("pattern_list", "tuple_pattern", "list_pattern"):
-            p, child = p.parent, p
-        if p is not None and p.type in ("assignment", "augmented_assignment"):
-            left = p.child_by_field_name("left")
-            is_target = left is not None and left.id == child.id
-            if p.type == "augmented_assignment" and is_target:
-                reads[i].add(name)
-        (writes if is_target else reads)[i].add(name)
+        start = node.parent.start_byte        # the attribute `self.x` starts where `self` does
+        if start in stores or start in updates:
+            writes[i].add(name)
+        if start not in stores:
+            reads[i].add(name)
     for i, f in enumerate(functions):
         f.self_reads = sorted(reads[i])
         f.self_writes = sorted(writes[i])
