@@ -131,9 +131,9 @@ def build_row(text: FileText, sel: FileSelection, t: Target, fmt: str, family: s
             "loc": row["loc"], "complexity": s.complexity, "inferability": s.inferability,
             "fim_score": s.fim_score, "difficulty": s.difficulty}
     else:
-        text = (repo_level(family, fs.repo, context, fs.path, m.prefix, m.middle, m.suffix, max_context_chars)
-                if fmt == "repo" else raw_text(fmt, family, m.prefix, m.middle, m.suffix))
-        row.update(prefix=m.prefix, middle=m.middle, suffix=m.suffix, text=text)
+        raw = (repo_level(family, fs.repo, context, fs.path, m.prefix, m.middle, m.suffix, max_context_chars)
+               if fmt == "repo" else raw_text(fmt, family, m.prefix, m.middle, m.suffix))
+        row.update(prefix=m.prefix, middle=m.middle, suffix=m.suffix, text=raw)
     return row
 
 
