@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import glob
-import os
 import re
 
 import apache_beam as beam
@@ -188,11 +186,14 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 
 def summarize(output: str, stages: dict) -> dict:
     """Counts and the p10/p50/p90 distribution report of the written samples (as the reference's step 3)."""
+    import fsspec
     import pyarrow.parquet as pq
 
     cols: dict[str, list] = {f: [] for f in (*DIST_FIELDS, "fim_split")}
-    for path in sorted(glob.glob(os.path.join(output, f"{OUTPUT}-*-of-*.parquet"))):
-        t = pq.read_table(path, columns=list(cols))
+    fs, root = fsspec.core.url_to_fs(output)
+    for path in sorted(fs.glob(f"{root}/{OUTPUT}-*-of-*.parquet")):
+        with fs.open(path, "rb") as fh:
+            t = pq.read_table(fh, columns=list(cols))
         for f in cols:
             cols[f].extend(t.column(f).to_pylist())
     dist = {"all": {f: _percentiles(cols[f]) for f in DIST_FIELDS}}
