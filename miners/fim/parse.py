@@ -329,12 +329,13 @@ def _function(node, cls: str | None, decorators: list[str]) -> FunctionInfo:
         is_async=node.children[0].type == "async", decorators=decorators, cc=1, depth=0)
 
 
-def _is_plain_string(node) -> bool:
-    """A str constant in ``ast`` terms: no f-string (the only kind with interpolations), no bytes prefix."""
+def _is_constant_string(node, allow_bytes: bool) -> bool:
+    """An ``ast.Constant`` string: no f-string (the only kind with interpolations); bytes when allowed."""
     parts = node.named_children if node.type == "concatenated_string" else (node,)
+    banned = b"fF" if allow_bytes else b"bBfF"
     for s in parts:
         start = s.child(0)
-        if start is None or any(c in b"bBfF" for c in start.text):
+        if start is None or any(c in banned for c in start.text):
             return False
     return True
 
@@ -348,7 +349,7 @@ def _has_docstring(body) -> bool:
         if stmt.type != "expression_statement" or stmt.named_child_count != 1:
             return False
         expr = stmt.named_children[0]
-        return expr.type in _STRINGS and _is_plain_string(expr)
+        return expr.type in _STRINGS and _is_constant_string(expr, allow_bytes=False)   # str docstrings only
     return False
 
 
@@ -361,13 +362,16 @@ def _arg_kinds(args) -> tuple[int, int, int, int]:
         return 0, 0, 1, 0
     for a in args.named_children:
         t = a.type
-        if t == "comment":
+        if t in ("comment", "line_continuation"):
             continue
+        while t == "parenthesized_expression" and a.named_child_count == 1:   # ast has no parentheses
+            a = a.named_children[0]
+            t = a.type
         if t in ("keyword_argument", "dictionary_splat"):
             kw += 1
         elif t == "identifier":
             name += 1
-        elif t in _LITERALS or (t in _STRINGS and _is_plain_string(a)):
+        elif t in _LITERALS or (t in _STRINGS and _is_constant_string(a, allow_bytes=True)):
             lit += 1
         else:
             other += 1
