@@ -15,10 +15,10 @@ from typing import Any, Iterable, Iterator
 
 from corpora.records import Filtered, Reject, content_id, dumps_extra, make_filtered, make_reject
 from miners.fim.formats import FAMILIES, FIM_SPLITS, FORMATS, chat_answer, chat_prompt, raw_text, repo_level
-from miners.fim.graph import build_graph
+from miners.fim.graph import RepoGraph, build_graph
 from miners.fim.groups import select_groups
 from miners.fim.masking import FileText, MaskError, mask
-from miners.fim.parse import FileParser, FileStructure, FunctionInfo
+from miners.fim.parse import FileParser, FileStructure, FunctionInfo, paused_gc
 from miners.fim.scoring import FimConfig, Scored, file_in_bounds, select_singles
 
 SELECT_STAGE = "fim_select"
@@ -58,28 +58,34 @@ def file_key(src: dict[str, Any]) -> str:
 def select_repo(structures: list[FileStructure], cfg: FimConfig) -> Iterator[FileSelection | Filtered]:
     """Build the repository's graph and pick every file's singles, pairs and triples."""
     structures = sorted({s.path: s for s in structures}.values(), key=lambda s: s.path)   # a repo listed twice
-    rg = build_graph(structures, cross_file=cfg.cross_file)
+    with paused_gc():
+        rg = build_graph(structures, cross_file=cfg.cross_file)
     for fs in structures:
-        out_of_bounds = file_in_bounds(fs, cfg)
-        if out_of_bounds:
-            yield make_filtered(SELECT_STAGE, out_of_bounds, {
-                "record_id": fs.record_id, "repo": fs.repo, "path": fs.path, "source_uri": fs.source_uri,
-                "source_locator": f"{fs.commit}:{fs.path}", "source_sha256": fs.source_sha256},
-                "source_file", {"file_lines": fs.n_lines, "bounds": [cfg.min_file_lines, cfg.max_file_lines]})
-            continue
-        scores: dict[str, Scored] = {}
-        singles, skipped = select_singles(rg, fs, cfg, scores)
-        pairs, triples, g_skipped = select_groups(rg, fs, cfg, scores)
-        for k, v in g_skipped.items():
-            skipped[k] = skipped.get(k, 0) + v
-        targets = [Target("single", [rg.fn(s.nid)], s, [s]) for s in singles]
-        for g in pairs + triples:
-            targets.append(Target(g.group_type, [rg.fn(m) for m in g.members], g.scored, g.member_scores,
-                                  g.coupling))
-        context = rg.dependencies(fs.path)[:cfg.repo_context_files] if targets else []
-        # the targets hold their FunctionInfos: the rest of the structure need not travel on
-        slim = dataclasses.replace(fs, functions=[], classes=[], imports=[], star_imports=[])
-        yield FileSelection(fs.key, slim, rg.file_stats(fs.path), targets, skipped, context)
+        with paused_gc():
+            sel = _select_file(rg, fs, cfg)
+        yield sel
+
+
+def _select_file(rg: RepoGraph, fs: FileStructure, cfg: FimConfig) -> FileSelection | Filtered:
+    """One file's selection (or its ``Filtered`` record when the file is outside the line bounds)."""
+    out_of_bounds = file_in_bounds(fs, cfg)
+    if out_of_bounds:
+        return make_filtered(SELECT_STAGE, out_of_bounds, {
+            "record_id": fs.record_id, "repo": fs.repo, "path": fs.path, "source_uri": fs.source_uri,
+            "source_locator": f"{fs.commit}:{fs.path}", "source_sha256": fs.source_sha256},
+            "source_file", {"file_lines": fs.n_lines, "bounds": [cfg.min_file_lines, cfg.max_file_lines]})
+    scores: dict[str, Scored] = {}
+    singles, skipped = select_singles(rg, fs, cfg, scores)
+    pairs, triples, g_skipped = select_groups(rg, fs, cfg, scores)
+    for k, v in g_skipped.items():
+        skipped[k] = skipped.get(k, 0) + v
+    targets = [Target("single", [rg.fn(s.nid)], s, [s]) for s in singles]
+    for g in pairs + triples:
+        targets.append(Target(g.group_type, [rg.fn(m) for m in g.members], g.scored, g.member_scores, g.coupling))
+    context = rg.dependencies(fs.path)[:cfg.repo_context_files] if targets else []
+    # the targets hold their FunctionInfos: the rest of the structure need not travel on
+    slim = dataclasses.replace(fs, functions=[], classes=[], imports=[], star_imports=[])
+    return FileSelection(fs.key, slim, rg.file_stats(fs.path), targets, skipped, context)
 
 
 def _target_row(fn: FunctionInfo, s: Scored) -> dict[str, Any]:
@@ -148,7 +154,9 @@ def emit_samples(src: dict[str, Any], sel: FileSelection, fmt: str, family: str,
     ctx = [(p, context[p]) for p in sel.context if p in context] if context else []
     for t in sel.targets:
         try:
-            yield build_row(text, sel, t, fmt, family, config_hash, ctx, max_context_chars)
+            with paused_gc():
+                row = build_row(text, sel, t, fmt, family, config_hash, ctx, max_context_chars)
+            yield row
         except MaskError as exc:
             yield make_reject(EMIT_STAGE, exc.reason, str(exc), uri=sel.structure.source_uri,
                               locator=f"{sel.structure.commit}:{sel.structure.path}#L{t.functions[0].start_line}",
