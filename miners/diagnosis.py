@@ -94,12 +94,16 @@ DIAGNOSIS_JSON_SCHEMA: dict = {
 }
 
 
+class NotDiagnosed(str):
+    """Why a diagnoser could not run on an item (budget spent, endpoint unreachable): the item is written as a
+    ``not_diagnosed`` record so a later run (with budget) can pick it up."""
+
+
 class Diagnoser(Protocol):
-    """Stage 2. ``diagnose(item)`` returns a diagnosis dict, a ``Reject`` (bad answer), or ``None`` when it
-    could not run (budget spent): the item is then written as ``not_diagnosed``."""
+    """Stage 2. ``diagnose(item)`` returns a diagnosis dict, a ``Reject`` (bad answer) or ``NotDiagnosed``."""
     name: str
 
-    def diagnose(self, item: dict) -> dict | Reject | None: ...
+    def diagnose(self, item: dict) -> dict | Reject | NotDiagnosed: ...
 
 
 # ---- step index helpers -----------------------------------------------------------------------------------
@@ -298,12 +302,12 @@ class RuleDiagnoser:
     harness-syntax template (view the implicated file / run the tests)."""
     name = "rules-v1"
 
-    def diagnose(self, item: dict) -> dict | Reject | None:
+    def diagnose(self, item: dict) -> dict | Reject | NotDiagnosed:
         traj = item["trajectory"]
         pick = choose_decisive(item)
         if pick is None:
             return make_reject(DIAGNOSE_STAGE, "no_decisive_step", "no actor step carries a candidate flag",
-                               **_prov(traj))
+                               **provenance_of(traj))
         idx, flag = pick
         steps = traj["steps"]
         step = steps[idx]
@@ -324,7 +328,8 @@ class RuleDiagnoser:
         }
 
 
-def _prov(traj: dict) -> dict:
+def provenance_of(traj: dict) -> dict:
+    """Reject provenance keywords (uri, locator, sha256, subject_id, config_hash) of a trajectory."""
     return {"uri": traj.get("source_uri") or "", "locator": traj.get("source_locator") or "",
             "sha256": traj.get("source_sha256") or "", "subject_id": traj.get("record_id") or "",
             "config_hash": traj.get("config_hash") or ""}
@@ -392,7 +397,7 @@ def verification_reject(item: dict, diagnosis: dict, failed: list[str]) -> Rejec
     """A reject naming the first failed check (all of them in the message)."""
     return make_reject(VERIFY_STAGE, f"check_failed:{failed[0]}",
                        f"failed checks: {', '.join(failed)}; diagnosis: {json.dumps(diagnosis, default=str)[:1500]}",
-                       **_prov(item["trajectory"]))
+                       **provenance_of(item["trajectory"]))
 
 
 # ---- stage 4: replay hook ------------------------------------------------------------------------------------
@@ -436,8 +441,9 @@ def environment_of(traj: dict) -> str:
     return "swe-bench" if repo_from_instance(traj.get("instance_id") or "") else ""
 
 
-def build_record(item: dict, diagnosis: dict | None, diagnoser: str, replay_result: dict | None = None) -> dict:
-    """The ``ERROR_DIAGNOSIS_SCHEMA`` row; ``diagnosis=None`` makes a ``not_diagnosed`` record."""
+def build_record(item: dict, diagnosis: dict | NotDiagnosed, diagnoser: str,
+                 replay_result: dict | None = None) -> dict:
+    """The ``ERROR_DIAGNOSIS_SCHEMA`` row; a ``NotDiagnosed`` makes a ``not_diagnosed`` record."""
     traj = item["trajectory"]
     cands = [{"step": source_of(traj, c["step"]), "flag": c["flag"]} for c in item["candidates"]]
     base: dict[str, Any] = {
@@ -448,13 +454,13 @@ def build_record(item: dict, diagnosis: dict | None, diagnoser: str, replay_resu
         "candidate_flags": cands, "diagnoser_model": diagnoser,
         **{k: traj.get(k) or "" for k in ("source_uri", "source_locator", "source_sha256", "config_hash")},
     }
-    if diagnosis is None:
+    if isinstance(diagnosis, NotDiagnosed):
         return {**base, "record_id": content_id("error-diagnosis", traj["record_id"], diagnoser, STATUS_NOT_DIAGNOSED),
                 "status": STATUS_NOT_DIAGNOSED, "error_step": None, "evidence": [], "error_category": "",
                 "explanation": "", "proposed_correction": None, "correction_source": "", "original_action": None,
                 "expected_effect": "", "confidence": None, "recovery_step": None, "verification": None,
                 "replay": None, "view_diagnosis": False, "view_recovery": False, "view_preference": False,
-                "extra_json": dumps_extra({"n_steps": traj.get("n_steps")})}
+                "extra_json": dumps_extra({"n_steps": traj.get("n_steps"), "not_diagnosed": str(diagnosis)})}
     idx = idx_of(traj, int(diagnosis["error_step"]))
     source = diagnosis.get("correction_source") or ("llm" if diagnoser.startswith("llm:") else "rule_template")
     fix = next((r["fix_step"] for r in item["recoveries"] if r["error_step"] == idx), None)
