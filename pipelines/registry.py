@@ -3,4 +3,5 @@
 
 PIPELINES: dict[str, str] = {
     "trajectories": "pipelines.trajectories",
+    "errors": "pipelines.errors",
 }
