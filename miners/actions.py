@@ -58,10 +58,11 @@ def program(step: dict) -> str:
 
 
 def action_key(step: dict) -> str:
-    """Canonical text of an action (tool + args, or the action text) with whitespace collapsed."""
+    """Canonical text of an action (tool + args, or the action text); trailing spaces dropped, indentation kept
+    (an edit that only re-indents is a different action)."""
     tool = step.get("tool_name") or ""
     body = step.get("tool_args_json") or step.get("action_text") or ""
-    return " ".join(f"{tool} {body}".split())
+    return "\n".join(line.rstrip() for line in f"{tool} {body}".strip().splitlines())
 
 
 def action_hash(step: dict) -> str:
