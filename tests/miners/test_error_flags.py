@@ -101,7 +101,8 @@ def test_openhands_tool_error_and_str_replace_no_match(corpora_dir):
     assert ef.step_flags(traj["steps"][6]) == ["tool_error"]
     assert ef.step_flags(traj["steps"][9]) == ["nonzero_exit"]          # `bash /home/run.sh` exit code 1
     rows = [json.loads(line) for line in open(corpora_dir / "openhands/evaluation/benchmarks/multi_swe_bench/examples/output.jsonl")]
-    traj = rs.openhands_history(rows[1])
+    traj = rs.openhands_history(rows[0])
+    assert traj["instance_id"] == "ponylang__ponyc-4595"
     assert "No replacement was performed" in traj["steps"][12]["observation"]
     assert ef.step_flags(traj["steps"][12]) == ["edit_rejected"]
 
