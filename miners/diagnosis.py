@@ -268,7 +268,9 @@ def _template_correction(item: dict, idx: int, flag: str) -> tuple[dict, str]:
         cmd = act.command_text(tests[-1]) if tests else "python -m pytest -x -q"
         if flag == ErrorFlag.LOOP.value and tests and act.same_action(tests[-1], step):
             cmd = "git diff"
-        return _render(harness, "run", command=cmd), "check the change before finishing / break the repetition"
+        effect = ("break the repetition: inspect what changed" if flag == ErrorFlag.LOOP.value
+                  else "run the tests / reproduction before submitting")
+        return _render(harness, "run", command=cmd), effect
     frames = _TB_FILE_RE.findall(step.get("observation") or "")
     repo_frames = [(p, int(n)) for p, n in frames if "site-packages" not in p and not p.startswith("<")]
     if repo_frames:
