@@ -159,6 +159,16 @@ def patch_files(patch: str) -> list[str]:
     return out
 
 
+def new_files(patch: str) -> set[str]:
+    """Files a unified diff creates (``new file mode`` / ``--- /dev/null``)."""
+    out = set()
+    for section in re.split(r"^(?=diff --git )", patch or "", flags=re.M):
+        m = re.match(r"diff --git a/(\S+) b/(\S+)", section)
+        if m and (re.search(r"^new file mode", section, re.M) or re.search(r"^--- /dev/null", section, re.M)):
+            out.add(m.group(2))
+    return out
+
+
 # ---- validity of a proposed action for a harness --------------------------------------------------------------
 
 #: Required argument names per tool, for harnesses whose tools take JSON arguments.

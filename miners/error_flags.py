@@ -40,7 +40,8 @@ class ErrorFlag(str, Enum):
     PREMATURE_FINISH = "premature_finish"
     #: A gold file was viewed (A²Agent "discovered") but never edited ("committed"): Type-B miss. Needs gold files.
     LOCALIZATION_MISS = "localization_miss"
-    #: An edit to a file that ends up in the final patch but not in the gold patch. Needs gold files.
+    #: An edit to an existing file that ends up in the final patch but not in the gold patch (files the agent
+    #: created, e.g. reproduction scripts, do not count). Needs gold files.
     WRONG_FILE_EDIT = "wrong_file_edit"
 
 
@@ -210,8 +211,8 @@ def _gold_flags(traj: dict, gold_files: Iterable[str]) -> list[dict]:
         if first is not None:
             out.append({"step": first, "flag": ErrorFlag.LOCALIZATION_MISS.value})
     if traj.get("resolved") is not True:
-        final_files = set(act.patch_files(traj.get("final_patch") or ""))
-        wrong = {f for f in final_files if f not in gold}
+        patch = traj.get("final_patch") or ""
+        wrong = set(act.patch_files(patch)) - set(gold) - act.new_files(patch)   # scratch scripts are not it
         for idx, path in sorted(targets.items()):
             if path in wrong:
                 out.append({"step": idx, "flag": ErrorFlag.WRONG_FILE_EDIT.value})
