@@ -197,10 +197,25 @@ def evidence_quote(step: dict, flag: str, gold_files: Iterable[str] = ()) -> str
     return first[:200]
 
 
+def incorrect_fix_step(item: dict) -> int | None:
+    """In a run labelled unresolved (``resolved is False``) whose edits reached the gold files: the last step
+    that edited a gold file — the fix was in the right place and still wrong. ``None`` otherwise."""
+    traj, gold = item["trajectory"], item["gold_files"]
+    if traj.get("resolved") is not False or not gold:
+        return None
+    steps = traj["steps"]
+    hits = [i for i, path in ef.edit_targets(steps).items() if any(ef._same_file(path, g) for g in gold)]
+    if not hits:
+        hits = [s["idx"] for s in steps if act.is_actor(s) and act.is_edit(s) and
+                any(g in (s.get("action_text") or "") + (s.get("tool_args_json") or "") for g in gold)]
+    return max(hits) if hits else None
+
+
 def choose_decisive(item: dict) -> tuple[int, str] | None:
-    """The earliest decisive (step idx, flag): in a failed run the earliest unrecovered error of the most
-    decisive kind (:data:`_FAILED_ORDER`); in a resolved run (or when every error was recovered) the earliest
-    recovered error."""
+    """The earliest decisive (step idx, category): in a failed run a gold-file miss first, then — when the run
+    is labelled unresolved and its edits reached the gold files — ``incorrect_fix`` at the last gold edit, then
+    the earliest unrecovered error of the most decisive kind (:data:`_FAILED_ORDER`); in a resolved run (or
+    when every error was recovered) the earliest recovered error."""
     cands = item["candidates"]
     if not cands:
         return None
@@ -210,6 +225,10 @@ def choose_decisive(item: dict) -> tuple[int, str] | None:
     actor = [c for c in cands if act.is_actor(steps[c["step"]])]
     if traj.get("resolved") is not True:
         for flag in _FAILED_ORDER:
+            if flag == ErrorFlag.EDIT_REJECTED:
+                wrong_logic = incorrect_fix_step(item)
+                if wrong_logic is not None:
+                    return wrong_logic, "incorrect_fix"
             hits = [c["step"] for c in actor if c["flag"] == flag.value and c["step"] not in recovered]
             if hits:
                 return min(hits), flag.value
@@ -263,6 +282,12 @@ def _template_correction(item: dict, idx: int, flag: str) -> tuple[dict, str]:
     gold = item["gold_files"]
     if flag in (ErrorFlag.WRONG_FILE_EDIT.value, ErrorFlag.LOCALIZATION_MISS.value) and gold:
         return _render(harness, "view", gold[0]), f"inspect the gold file {gold[0]} that the fix belongs in"
+    if flag == "incorrect_fix":
+        tests = [s for s in steps[idx + 1:] if act.is_actor(s) and act.is_test_run(s)]
+        if tests and not act.same_action(tests[0], step):
+            return action_of(tests[0]), "run the tests against the change before building on it"
+        path = act.edited_path(step, _last_file(steps, idx - 1)) or gold[0]
+        return _render(harness, "view", path), f"re-read {path} around the change: the fix logic is wrong"
     if flag in (ErrorFlag.PREMATURE_FINISH.value, ErrorFlag.LOOP.value):
         tests = [s for s in steps[:idx] if act.is_actor(s) and act.is_test_run(s)]
         cmd = act.command_text(tests[-1]) if tests else "python -m pytest -x -q"
@@ -295,6 +320,7 @@ _EXPLAIN = {
     "premature_finish": "the agent submitted without running any test or reproduction after its last edit",
     "localization_miss": "the agent saw the file that needed the fix but never edited it",
     "wrong_file_edit": "the agent's submitted change touches a file the fix does not belong in",
+    "incorrect_fix": "the agent edited the right file but the run stayed unresolved: the fix logic is wrong",
 }
 
 
@@ -365,7 +391,8 @@ def verify(item: dict, diagnosis: dict) -> list[str]:
     if not evidence:
         failed.append("evidence_verbatim")
     flagged = ef.flags_by_step(item["candidates"])
-    if not flagged.get(idx) and not any(j > idx and flagged.get(j) for j in cited):
+    unresolved_gold_edit = diagnosis.get("error_category") == "incorrect_fix" and incorrect_fix_step(item) == idx
+    if not flagged.get(idx) and not any(j > idx and flagged.get(j) for j in cited) and not unresolved_gold_edit:
         failed.append("flag_or_contradiction")
     correction = diagnosis.get("proposed_correction") or {}
     if act.validate_action(traj.get("harness") or "", correction):
@@ -380,7 +407,7 @@ def verify(item: dict, diagnosis: dict) -> list[str]:
 def category_consistent(item: dict, idx: int, category: str) -> bool:
     """Category vs recorded facts: a flag category needs that flag at the step (``test_failure``: a test run at
     or after it; gold categories: gold files and that flag somewhere); ``incorrect_fix`` needs an edit step in
-    an unresolved run; ``other`` never verifies."""
+    a run labelled unresolved; ``other`` never verifies."""
     traj = item["trajectory"]
     steps = traj["steps"]
     flags_here = ef.flags_by_step(item["candidates"]).get(idx, [])
@@ -391,7 +418,7 @@ def category_consistent(item: dict, idx: int, category: str) -> bool:
     if category in (ErrorFlag.LOCALIZATION_MISS.value, ErrorFlag.WRONG_FILE_EDIT.value):
         return bool(item["gold_files"]) and any(c["flag"] == category for c in item["candidates"])
     if category == "incorrect_fix":
-        return traj.get("resolved") is not True and act.is_edit(steps[idx])
+        return traj.get("resolved") is False and act.is_edit(steps[idx])
     return False
 
 

@@ -196,26 +196,38 @@ def _mentions(step: dict, path: str) -> bool:
         path in (step.get("observation") or "")[:4000]
 
 
+def _same_file(a: str, b: str) -> bool:
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
 def _gold_flags(traj: dict, gold_files: Iterable[str]) -> list[dict]:
+    """``localization_miss`` at the first step that showed a gold file nobody edited (neither an edit step
+    nor the final patch touches it); ``wrong_file_edit`` at the step that edited an existing non-gold file of
+    the final patch (the edit step when it is known, else the last action naming the file, else the submission)."""
     gold = [g for g in gold_files if g]
     if not gold:
         return []
     steps = traj.get("steps") or []
     targets = edit_targets(steps)
-    edited = set(targets.values())
+    patch = traj.get("final_patch") or ""
+    edited = set(targets.values()) | set(act.patch_files(patch))
     out = []
     for g in gold:
-        if any(e == g or e.endswith("/" + g) or g.endswith("/" + e) for e in edited):
+        if any(_same_file(e, g) for e in edited):
             continue
         first = next((s["idx"] for s in steps if act.is_actor(s) and _mentions(s, g)), None)
         if first is not None:
             out.append({"step": first, "flag": ErrorFlag.LOCALIZATION_MISS.value})
     if traj.get("resolved") is not True:
-        patch = traj.get("final_patch") or ""
         wrong = set(act.patch_files(patch)) - set(gold) - act.new_files(patch)   # scratch scripts are not it
-        for idx, path in sorted(targets.items()):
-            if path in wrong:
-                out.append({"step": idx, "flag": ErrorFlag.WRONG_FILE_EDIT.value})
+        for path in sorted(wrong):
+            hits = [i for i, p in targets.items() if _same_file(p, path)]
+            if not hits:
+                named = [s["idx"] for s in steps if act.is_actor(s) and
+                         (path in (s.get("action_text") or "") or path in (s.get("tool_args_json") or ""))]
+                finish = [s["idx"] for s in steps if act.is_actor(s) and act.is_finish(s)]
+                hits = [i for i in named if act.is_edit(steps[i])][:1] or named[-1:] or finish[-1:]
+            out += [{"step": i, "flag": ErrorFlag.WRONG_FILE_EDIT.value} for i in hits]
     return out
 
 
