@@ -1,30 +1,18 @@
 """Minimal step lists read straight from raw public trajectory JSON, for formats whose readers are not on
-this branch yet (mini-swe-agent, Moatless v3, OpenHands event history). Steps are built with ``make_step``."""
+this branch yet (Moatless v3, OpenHands event history; mini-swe-agent via the evaluation reader). Steps are
+built with ``make_step``."""
 from __future__ import annotations
 
 import ast
 import json
-import re
 
 from corpora.formats.base import make_step
-
-_BASH_RE = re.compile(r"```bash\s*\n(.*?)\n```", re.S)
+from miners.error_eval import mini_swe_agent_trajectory
 
 
 def mini_swe_agent(doc: dict) -> dict:
-    """messages: assistant = THOUGHT + one ```bash block; the next user message is the observation."""
-    msgs, steps = doc["messages"], []
-    for i, m in enumerate(msgs):
-        if m["role"] != "assistant":
-            continue
-        blocks = _BASH_RE.findall(m["content"])
-        obs = msgs[i + 1]["content"] if i + 1 < len(msgs) else ""
-        cmd = blocks[0] if len(blocks) == 1 else ""
-        steps.append(make_step(len(steps), thought=m["content"].split("```")[0], tool_name="bash" if cmd else "",
-                               tool_args={"command": cmd} if cmd else None, action_text=cmd, observation=obs,
-                               source_index=i))
-    return {"record_id": doc["instance_id"], "instance_id": doc["instance_id"], "harness": "mini-swe-agent",
-            "steps": steps, "resolved": None, "final_patch": doc["info"].get("submission") or ""}
+    """The evaluation reader (one step per assistant message, the next user message as observation)."""
+    return mini_swe_agent_trajectory(doc)
 
 
 def _maybe_literal(value):

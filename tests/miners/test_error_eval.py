@@ -1,0 +1,45 @@
+"""Figures against external labels: Who&When human step labels and the mini-swe-agent failure reports."""
+import glob
+import json
+
+from corpora.tasks import load_tasks
+from miners import diagnosis as dg
+from miners import error_eval as ee
+from miners.error_miner import gold_files_of
+
+
+def test_who_when_steps_index_history(corpora_dir):
+    path = corpora_dir / "who-and-when/Who_and_When/Algorithm-Generated/1.json"
+    doc = json.loads(path.read_text())
+    traj = ee.who_when_trajectory(doc, str(path))
+    assert len(traj["steps"]) == len(doc["history"]) == 6
+    assert [s["source_index"] for s in traj["steps"]] == list(range(6))
+    assert traj["steps"][0]["role"] == "Excel_Expert" and traj["steps"][1]["role"] == "tool"
+    assert traj["steps"][0]["observation"].startswith("exitcode: 0 (execution succeeded)")
+    assert dg.make_item(traj)["candidates"] == []
+
+
+def test_who_when_figures(corpora_dir):
+    res = ee.evaluate_who_when(glob.glob(str(corpora_dir / "who-and-when/Who_and_When/*/*.json")))
+    alg, hand, both = res["Algorithm-Generated"], res["Hand-Crafted"], res["all"]
+    assert (alg["n"], hand["n"], both["n"]) == (40, 42, 82)
+    assert (alg["label_in_candidates"], alg["exact"], alg["within2"], alg["baseline_first_step"]) == (12, 10, 15, 4)
+    assert (hand["label_in_candidates"], hand["exact"]) == (0, 0)
+    assert both["candidate_coverage"] == 0.1463 and both["exact_step_agreement"] == 0.122
+
+
+def test_failure_report_labels_and_agreement(corpora_dir):
+    run = corpora_dir / "mini-swe-agent/swebench_results/20251118_gemini-3-pro-74pct"
+    text = (run / "failure_reports/django__django-10999.md").read_text()
+    assert ee.report_labels(text) == ["no-rule-violation", "incorrect-fix-logic"]
+    assert ee.report_category(["test-modification", "config-modification", "ignored-instructions"]) == "wrong_file_edit"
+    assert ee.report_category(["no-rule-violation"]) == ""
+    tasks = [t for t in load_tasks([str(corpora_dir / "swebench-instances/verified/swebench_verified.jsonl")])
+             if "instance_id" in t]
+    res = ee.evaluate_failure_reports(str(run), {t["instance_id"]: gold_files_of(t) for t in tasks})
+    assert (res["reports"], res["labelled"]) == (20, 20)
+    assert res["by_weak_label"] == {"incorrect_fix": 11, "wrong_file_edit": 9}
+    assert res["category_agreement"] == 0.8 and res["weak_label_among_flags"] == 0.4
+    rows = {r["instance_id"]: r for r in res["rows"]}
+    assert rows["sympy__sympy-13852"]["predicted"] == "wrong_file_edit"    # edited the existing test file
+    assert rows["astropy__astropy-7606"]["predicted"] == "incorrect_fix"
