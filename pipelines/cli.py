@@ -70,6 +70,9 @@ def _run(args, beam_args: list[str]) -> int:
     spec = mod.spec_from_args(args)
     output = args.output or os.path.join(DEFAULT_OUTPUT_ROOT, args.pipeline)
     manifest = runner.execute(spec, output, beam_args, force=args.force)
+    if manifest.get("dry_run"):
+        print(f"dry run {manifest['run_id']}: job built, state {manifest['state']}; nothing was submitted")
+        return 0
     summarize(manifest)
     print(f"output: {output}")
     return 0 if not manifest.get("balance_problems") else 1

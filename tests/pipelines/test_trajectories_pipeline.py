@@ -41,7 +41,7 @@ def test_cli_default_run_formats_and_inspect(tmp_path, capsys):
     manifest = json.loads((tmp_path / "default" / "trajectories" / "manifest.json").read_text())
     assert manifest["stages"]["read"]["rejected"] == {}
     rows = read_rows(str(tmp_path / "default" / "trajectories"), "data/train")
-    sample = [r for r in rows if r["instance_id"] == "samples__calc-1" and r["harness"] == "swe-agent"][0]
+    sample = [r for r in rows if r["instance_id"] == "samples__calc-1" and r["source_format"] == "swe-agent-traj"][0]
     assert sample["repo"] == "samples/calc" and sample["n_steps"] == 6
     assert sample["base_commit"] == "0000000000000000000000000000000000000001"
     assert main(["formats"]) == 0
