@@ -6,8 +6,7 @@
 - **mini-swe-agent failure reports** (machine-written ``**Labels:**`` lines, weak labels): mapped onto the
   taxonomy and compared with the diagnosed category.
 
-The two small readers here (Who&When logs, mini-swe-agent ``.traj.json``) exist for evaluation only, until the
-corpus readers for those formats land in ``corpora.formats``.
+:func:`who_when_trajectory` reads a Who&When log for this evaluation only (step = ``history`` index).
 
 Run: ``python -m miners.error_eval [corpora_dir]`` prints the figures.
 """
@@ -21,12 +20,12 @@ import sys
 from typing import Iterable
 
 from corpora.formats.base import make_step
+from corpora.normalize import normalize_paths
 from miners import diagnosis as dg
 from miners import error_flags as ef
 from miners.actions import is_actor
 
 _TOOL_NAMES = {"computer_terminal", "computerterminal"}
-_BASH_RE = re.compile(r"```bash\s*\n(.*?)\n```", re.S)
 
 
 def who_when_trajectory(doc: dict, uri: str = "") -> dict:
@@ -93,25 +92,6 @@ def evaluate_who_when(paths: Iterable[str]) -> dict:
 
 # ---- mini-swe-agent runs and their machine-written failure reports ----------------------------------------------
 
-def mini_swe_agent_trajectory(doc: dict, uri: str = "", resolved: bool | None = None) -> dict:
-    """A ``mini-swe-agent-1`` ``.traj.json``: each assistant message (THOUGHT + one ```bash block) is a step,
-    the next user message (``<returncode>``/``<output>``) its observation; ``source_index`` = message index."""
-    msgs, steps = doc["messages"], []
-    for i, m in enumerate(msgs):
-        if m["role"] != "assistant":
-            continue
-        blocks = _BASH_RE.findall(m["content"])
-        cmd = blocks[0] if len(blocks) == 1 else ""
-        steps.append(make_step(len(steps), thought=m["content"].split("```")[0], tool_name="bash" if cmd else "",
-                               tool_args={"command": cmd} if cmd else None, action_text=cmd,
-                               observation=msgs[i + 1]["content"] if i + 1 < len(msgs) else "", source_index=i))
-    iid = doc.get("instance_id") or ""
-    return {"record_id": iid + ":" + os.path.basename(uri), "trajectory_id": iid, "instance_id": iid,
-            "harness": "mini-swe-agent", "steps": steps, "resolved": resolved, "n_steps": len(steps),
-            "final_patch": (doc.get("info") or {}).get("submission") or "", "source_uri": uri,
-            "model_name": (((doc.get("info") or {}).get("config") or {}).get("model") or {}).get("model_name", "")}
-
-
 #: Failure-report labels → taxonomy categories (labels absent here carry no category, e.g. no-rule-violation).
 REPORT_LABEL_MAP = {"incorrect-fix-logic": "incorrect_fix", "likely-incorrect-logic": "incorrect_fix",
                     "simple-fix": "incorrect_fix", "exception-handling": "incorrect_fix",
@@ -133,26 +113,24 @@ def report_category(labels: list[str]) -> str:
 
 
 def evaluate_failure_reports(run_dir: str, gold_by_instance: dict[str, list[str]]) -> dict:
-    """Agreement of the rule diagnoser's category with the weak label, over the run's failure reports."""
+    """Agreement of the rule diagnoser's category with the weak label, over the run's failure reports (the
+    run's trajectories read with the corpus readers, resolved labels joined from its reports)."""
+    trajs, _ = normalize_paths([os.path.join(run_dir, "trajs")])
+    by_instance = {t["instance_id"]: t for t in trajs}
     rows = []
     diagnoser = dg.RuleDiagnoser()
     for path in sorted(glob.glob(os.path.join(run_dir, "failure_reports", "*.md"))):
-        if path.endswith("_analysis.md"):
-            continue
         iid = os.path.basename(path)[:-3]
-        traj_path = os.path.join(run_dir, "trajs", iid, f"{iid}.traj.json")
-        if not os.path.isfile(traj_path):
+        if path.endswith("_analysis.md") or iid not in by_instance:
             continue
         with open(path, encoding="utf-8") as fh:
             weak = report_category(report_labels(fh.read()))
-        with open(traj_path, encoding="utf-8") as fh:
-            traj = mini_swe_agent_trajectory(json.load(fh), traj_path, resolved=False)
-        item = dg.make_item(traj, gold_by_instance.get(iid, []))
+        item = dg.make_item(by_instance[iid], gold_by_instance.get(iid, []))
         d = diagnoser.diagnose(item) if item["candidates"] else None
         pred = d["error_category"] if isinstance(d, dict) else ""
         flags = {c["flag"] for c in item["candidates"]}
-        rows.append({"instance_id": iid, "weak": weak, "predicted": pred, "agree": bool(weak) and pred == weak,
-                     "weak_in_flags": weak in flags})
+        rows.append({"instance_id": iid, "resolved": by_instance[iid]["resolved"], "weak": weak, "predicted": pred,
+                     "agree": bool(weak) and pred == weak, "weak_in_flags": weak in flags})
     labelled = [r for r in rows if r["weak"]]
     n = len(labelled) or 1
     return {"reports": len(rows), "labelled": len(labelled),

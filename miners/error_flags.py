@@ -203,7 +203,7 @@ def _same_file(a: str, b: str) -> bool:
 def _gold_flags(traj: dict, gold_files: Iterable[str]) -> list[dict]:
     """``localization_miss`` at the first step that showed a gold file nobody edited (neither an edit step
     nor the final patch touches it); ``wrong_file_edit`` at the step that edited an existing non-gold file of
-    the final patch (the edit step when it is known, else the last action naming the file, else the submission)."""
+    the final patch (the edit step when it is known, else the last action naming the file, else the submission / last action)."""
     gold = [g for g in gold_files if g]
     if not gold:
         return []
@@ -225,8 +225,9 @@ def _gold_flags(traj: dict, gold_files: Iterable[str]) -> list[dict]:
             if not hits:
                 named = [s["idx"] for s in steps if act.is_actor(s) and
                          (path in (s.get("action_text") or "") or path in (s.get("tool_args_json") or ""))]
-                finish = [s["idx"] for s in steps if act.is_actor(s) and act.is_finish(s)]
-                hits = [i for i in named if act.is_edit(steps[i])][:1] or named[-1:] or finish[-1:]
+                actor = [s["idx"] for s in steps if act.is_actor(s)]
+                finish = [i for i in actor if act.is_finish(steps[i])]
+                hits = [i for i in named if act.is_edit(steps[i])][:1] or named[-1:] or finish[-1:] or actor[-1:]
             out += [{"step": i, "flag": ErrorFlag.WRONG_FILE_EDIT.value} for i in hits]
     return out
 

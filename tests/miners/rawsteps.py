@@ -1,18 +1,11 @@
-"""Minimal step lists read straight from raw public trajectory JSON, for formats whose readers are not on
-this branch yet (Moatless v3, OpenHands event history; mini-swe-agent via the evaluation reader). Steps are
-built with ``make_step``."""
+"""Minimal step lists read straight from raw Moatless v3 ``trajectory.json`` (no Moatless reader on this
+branch yet). Steps are built with ``make_step``."""
 from __future__ import annotations
 
 import ast
 import json
 
 from corpora.formats.base import make_step
-from miners.error_eval import mini_swe_agent_trajectory
-
-
-def mini_swe_agent(doc: dict) -> dict:
-    """The evaluation reader (one step per assistant message, the next user message as observation)."""
-    return mini_swe_agent_trajectory(doc)
 
 
 def _maybe_literal(value):
@@ -47,25 +40,6 @@ def moatless_v3(doc: dict, fail_reason_in: str = "args") -> dict:
                                observation=observation, source_index=int(node["node_id"])))
     return {"record_id": doc["metadata"]["instance_id"], "instance_id": doc["metadata"]["instance_id"],
             "harness": "moatless", "steps": steps, "resolved": None, "final_patch": ""}
-
-
-def openhands_history(row: dict) -> dict:
-    """OpenHands event history: an agent action event + the observation event whose ``cause`` is its id."""
-    events = row["history"]
-    by_cause = {str(e.get("cause")): e for e in events if "observation" in e}
-    steps = []
-    for e in events:
-        if e.get("source") != "agent" or "action" not in e:
-            continue
-        args = e.get("args") or {}
-        obs = by_cause.get(str(e.get("id")), {})
-        code = ((obs.get("extras") or {}).get("metadata") or {}).get("exit_code")
-        steps.append(make_step(len(steps), thought=args.get("thought") or "", tool_name=e["action"],
-                               tool_args={k: v for k, v in args.items() if k in ("command", "path", "old_str",
-                                                                                 "new_str", "code")},
-                               observation=obs.get("content") or "", exit_code=code, source_index=int(e["id"])))
-    return {"record_id": row["instance_id"], "instance_id": row["instance_id"], "harness": "openhands",
-            "steps": steps, "resolved": None, "final_patch": (row.get("test_result") or {}).get("git_patch") or ""}
 
 
 def load_json(path) -> dict:

@@ -32,6 +32,7 @@ def swe_trajs(corpora_dir):
 
 
 def test_rule_diagnoser_failed_run_picks_unrecovered_error(t16139):
+    assert t16139["resolved"] is None                       # read alone: the run's final_report.json is not joined
     item = dg.make_item(t16139)
     d = dg.RuleDiagnoser().diagnose(item)
     assert (d["error_step"], d["error_category"], d["correction_source"]) == (7, "premature_finish", "rule_template")
@@ -111,24 +112,28 @@ def test_mine_rules_and_views(swe_trajs):
     cats = {}
     for r in res.records:
         cats[r["error_category"]] = cats.get(r["error_category"], 0) + 1
-    assert cats == {"premature_finish": 14, "traceback": 8, "edit_rejected": 5}
+    assert sum(t["resolved"] is True for t in swe_trajs) == 11            # labels from final_report.json
+    assert cats == {"premature_finish": 11, "edit_rejected": 10, "traceback": 6}
     assert (len(res.records), len(res.rejects), len(res.filtered)) == (27, 0, 4)
     views = {}
     for v in res.views:
         views[v["view"]] = views.get(v["view"], 0) + 1
-    assert views == {"diagnosis": 27, "recovery": 27, "recovery_action_only": 27, "preference": 2}
+    assert views == {"diagnosis": 27, "recovery": 27, "recovery_action_only": 27, "preference": 7,
+                     "recovered_error": 8}
     table = to_table(VIEW_SCHEMA, res.views)
-    assert table.num_rows == 83
+    assert table.num_rows == 96
     rec = next(r for r in res.records if r["instance_id"] == "django__django-16139")
+    assert (rec["resolved"], rec["error_step"], rec["correction_source"]) == (True, 4, "natural_recovery")
     row = next(v for v in res.views if v["diagnosis_record_id"] == rec["record_id"] and v["view"] == "diagnosis")
     assert [m["train"] for m in row["messages"]] == [False, False, True]
-    assert json.loads(row["messages"][-1]["content"])["error_step"] == 7
+    assert json.loads(row["messages"][-1]["content"])["error_step"] == 4
+    traj = next(t for t in swe_trajs if t["instance_id"] == "django__django-16139")
     act_only = next(v for v in res.views if v["diagnosis_record_id"] == rec["record_id"]
                     and v["view"] == "recovery_action_only")
-    assert act_only["messages"][-1] == {"role": "assistant", "content": "python -m pytest -x -q", "train": True}
+    assert act_only["messages"][-1] == {"role": "assistant", "content": traj["steps"][6]["action_text"], "train": True}
     assert act_only["loss_normalization"] == "token_sum" and row["loss_normalization"] == "sample_mean"
-    # the prefix stops before the error step: 7 steps, each an action + an observation, after system + task
-    assert len(act_only["messages"]) == 2 + 2 * 7 + 1
+    # the prefix stops before the error step: 4 steps, each an action + an observation, after system + task
+    assert len(act_only["messages"]) == 2 + 2 * 4 + 1
     pref = [v for v in res.views if v["view"] == "preference"]
     assert all(v["chosen"] and v["rejected"] and v["chosen"] != v["rejected"] for v in pref)
 

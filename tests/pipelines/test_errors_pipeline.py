@@ -34,12 +34,12 @@ def test_errors_pipeline_end_to_end(corpora_dir, tmp_path, capsys):
             assert {"messages", "chosen", "rejected", "loss_normalization"} <= set(ds.features)
     assert counts == {"errors/train": 36, "errors/not_diagnosed": 0, "views/diagnosis/train": 36,
                       "views/recovery/train": 36, "views/recovery_action_only/train": 36,
-                      "views/preference/train": 4, "views/recovered_error/train": 0}
+                      "views/preference/train": 9, "views/recovered_error/train": 8}
     rows = read_rows(str(out), RECORDS)
     cats = {}
     for r in rows:
         cats[r["error_category"]] = cats.get(r["error_category"], 0) + 1
-    assert cats == {"premature_finish": 16, "localization_miss": 7, "edit_rejected": 6, "traceback": 5,
+    assert cats == {"premature_finish": 13, "localization_miss": 7, "edit_rejected": 11, "traceback": 3,
                     "wrong_file_edit": 2}
     r = next(r for r in rows if r["instance_id"] == "sympy__sympy-15011")
     assert (r["error_step"], r["error_category"]) == (4, "localization_miss")
