@@ -90,7 +90,7 @@ def is_edit(step: dict) -> bool:
         return True
     if tool.endswith("EditActionArguments") or tool == "str_replace_editor":
         return args.get("command") not in (None, "view")
-    return bool(_SHELL_EDIT_RE.search(command_text(step)))
+    return bool(_SHELL_EDIT_RE.search(command_text(step)[:2000]))
 
 
 def is_test_run(step: dict) -> bool:
@@ -98,7 +98,7 @@ def is_test_run(step: dict) -> bool:
     tool = step.get("tool_name") or ""
     if tool in ("RunTests", "run_tests") or tool.endswith("RunTestsArgs"):
         return True
-    return bool(_TEST_RE.search(command_text(step)))
+    return bool(_TEST_RE.search(command_text(step)[:1000]))
 
 
 def edited_path(step: dict, open_file: str = "") -> str:

@@ -62,7 +62,7 @@ _SHELL_RE = re.compile(r"command not found|No such file or directory|Permission 
                        r"syntax error near unexpected token|is not recognized as an internal or external command")
 _EDIT_REJECTED_RE = re.compile(
     r"Your proposed edit has introduced new syntax error|No replacement was performed|did not appear verbatim|"
-    r"\bString '.{0,2000}?' not found in\b|Multiple occurrences of string found|"
+    r"Multiple occurrences of string found|"
     r"fail_reason[\"']?\s*[:=]\s*[\"']?(?:string_not_found|multiple_occurrences|string_already_exists|"
     r"no_changes|file_not_found|invalid_file|lines_not_in_context|invalid_edit)", re.S)
 _MOATLESS_FAIL_RE = re.compile(r"fail_reason[\"']?\s*[:=]\s*[\"']?(\w+)")
@@ -72,8 +72,8 @@ _TOOL_ERROR_RE = re.compile(r"^ERROR:\s*\n?\s*Invalid `\w+` parameter|^ERROR:\s*
                             re.M)
 _FORMAT_RE = re.compile(r"Your output was not formatted correctly|Please always provide EXACTLY ONE action|"
                         r"did not use any tool calls|Parameter `\w+` is required for command|"
-                        r"Your last output did not|Failed to parse (?:the )?(?:action|tool call)|"
-                        r"Unrecognized command|unknown action|Invalid action", re.I)
+                        r"Your last output did not|[Ff]ailed to parse (?:the )?(?:action|tool call)|"
+                        r"Unrecognized command|[Uu]nknown action|Invalid action")
 _TEST_FAIL_RE = re.compile(r"^=+ .*?\b\d+ (?:failed|errors?)\b.*?=+\s*$|^(?:FAILED|ERROR) [\w/.-]+\.py(?:::|\s)|"
                            r"^FAILED \((?:failures|errors)=\d+|^Tests run: \d+, Failures: [1-9]|"
                            r"^Tests run: \d+, Failures: \d+, Errors: [1-9]|^test result: FAILED", re.M)
@@ -119,7 +119,8 @@ def step_flags(step: dict) -> list[str]:
         return []
     obs = step.get("observation") or ""
     flags: list[ErrorFlag] = []
-    if _EDIT_REJECTED_RE.search(obs) or _rejected_by_moatless(step):
+    moatless_not_found = obs.startswith("String '") and "' not found in" in obs
+    if moatless_not_found or _EDIT_REJECTED_RE.search(obs) or _rejected_by_moatless(step):
         flags.append(ErrorFlag.EDIT_REJECTED)
     if _TRACEBACK_RE.search(obs) and ErrorFlag.EDIT_REJECTED not in flags:
         flags.append(ErrorFlag.TRACEBACK)
@@ -137,7 +138,7 @@ def step_flags(step: dict) -> list[str]:
     return [f.value for f in flags]
 
 
-def _loop_steps(steps: list[dict]) -> set[int]:
+def _loop_steps(steps: list[dict], flags: dict[int, list[str]]) -> set[int]:
     """Steps repeating an action for the 3rd+ time with no other edit in between, or closing an A-B-A-B."""
     hashes = [(s["idx"], act.action_hash(s)) for s in steps if act.is_actor(s) and act.action_hash(s)]
     seen: dict[str, int] = {}
@@ -146,7 +147,7 @@ def _loop_steps(steps: list[dict]) -> set[int]:
         seen[h] = seen.get(h, 0) + 1
         if seen[h] >= 3 and not _is_navigation(steps, idx):
             out.add(idx)
-        if act.is_edit(steps[idx]) and not step_flags(steps[idx]):
+        if act.is_edit(steps[idx]) and not flags.get(idx):
             seen = {h: seen[h]}      # the code changed: re-running the same check is not a loop
     for k in range(3, len(hashes)):
         (_, a0), (_, b0), (_, a1), (i1, b1) = hashes[k - 3:k + 1]
@@ -160,10 +161,10 @@ def _is_navigation(steps: list[dict], idx: int) -> bool:
     return (steps[idx].get("tool_name") or "") in ("scroll_down", "scroll_up")
 
 
-def _premature_finish(steps: list[dict]) -> int | None:
+def _premature_finish(steps: list[dict], flags: dict[int, list[str]]) -> int | None:
     last_edit = None
     for s in steps:
-        if act.is_actor(s) and act.is_edit(s) and not step_flags(s):
+        if act.is_actor(s) and act.is_edit(s) and not flags.get(s["idx"]):
             last_edit = s["idx"]
     if last_edit is None:
         return None
@@ -235,9 +236,10 @@ def _gold_flags(traj: dict, gold_files: Iterable[str]) -> list[dict]:
 def detect(traj: dict, gold_files: Iterable[str] = ()) -> list[dict]:
     """All stage-1 candidate flags of a trajectory, sorted by step: ``[{"step": idx, "flag": value}]``."""
     steps = traj.get("steps") or []
-    out = [{"step": s["idx"], "flag": f} for s in steps for f in step_flags(s)]
-    out += [{"step": i, "flag": ErrorFlag.LOOP.value} for i in sorted(_loop_steps(steps))]
-    finish = _premature_finish(steps)
+    per_step = {s["idx"]: step_flags(s) for s in steps}
+    out = [{"step": i, "flag": f} for i, fs in per_step.items() for f in fs]
+    out += [{"step": i, "flag": ErrorFlag.LOOP.value} for i in sorted(_loop_steps(steps, per_step))]
+    finish = _premature_finish(steps, per_step)
     if finish is not None:
         out.append({"step": finish, "flag": ErrorFlag.PREMATURE_FINISH.value})
     out += _gold_flags(traj, gold_files)
