@@ -204,7 +204,7 @@ def incorrect_fix_step(item: dict) -> int | None:
     if traj.get("resolved") is not False or not gold:
         return None
     steps = traj["steps"]
-    hits = [i for i, path in ef.edit_targets(steps).items() if any(ef._same_file(path, g) for g in gold)]
+    hits = [i for i, path in ef.edit_targets(steps).items() if any(ef.same_file(path, g) for g in gold)]
     if not hits:
         hits = [s["idx"] for s in steps if act.is_actor(s) and act.is_edit(s) and
                 any(g in (s.get("action_text") or "") + (s.get("tool_args_json") or "") for g in gold)]

@@ -22,7 +22,6 @@ from typing import Iterable
 from corpora.formats.base import make_step
 from corpora.normalize import normalize_paths
 from miners import diagnosis as dg
-from miners import error_flags as ef
 from miners.actions import is_actor
 
 _TOOL_NAMES = {"computer_terminal", "computerterminal"}

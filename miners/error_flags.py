@@ -197,7 +197,8 @@ def _mentions(step: dict, path: str) -> bool:
         path in (step.get("observation") or "")[:4000]
 
 
-def _same_file(a: str, b: str) -> bool:
+def same_file(a: str, b: str) -> bool:
+    """Two repo paths name the same file (one may carry an extra leading directory)."""
     return a == b or a.endswith("/" + b) or b.endswith("/" + a)
 
 
@@ -214,7 +215,7 @@ def _gold_flags(traj: dict, gold_files: Iterable[str]) -> list[dict]:
     edited = set(targets.values()) | set(act.patch_files(patch))
     out = []
     for g in gold:
-        if any(_same_file(e, g) for e in edited):
+        if any(same_file(e, g) for e in edited):
             continue
         first = next((s["idx"] for s in steps if act.is_actor(s) and _mentions(s, g)), None)
         if first is not None:
@@ -222,7 +223,7 @@ def _gold_flags(traj: dict, gold_files: Iterable[str]) -> list[dict]:
     if traj.get("resolved") is not True:
         wrong = set(act.patch_files(patch)) - set(gold) - act.new_files(patch)   # scratch scripts are not it
         for path in sorted(wrong):
-            hits = [i for i, p in targets.items() if _same_file(p, path)]
+            hits = [i for i, p in targets.items() if same_file(p, path)]
             if not hits:
                 named = [s["idx"] for s in steps if act.is_actor(s) and
                          (path in (s.get("action_text") or "") or path in (s.get("tool_args_json") or ""))]

@@ -49,3 +49,29 @@ def test_errors_pipeline_end_to_end(corpora_dir, tmp_path, capsys):
     assert ds[0]["messages"][-1]["train"] is True and ds[0]["messages"][0]["role"] == "system"
     capsys.readouterr()
     assert main(argv) == 0 and "up to date" in capsys.readouterr().out
+
+
+def test_errors_options_and_llm_diagnoser_config(tmp_path):
+    import argparse
+
+    import pytest
+
+    from miners.llm_diagnoser import LLMDiagnoser
+    from pipelines import errors
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--input", action="append", default=[])
+    parser.add_argument("--tasks", action="append", default=[])
+    errors.add_arguments(parser)
+    args = parser.parse_args(["--input", str(tmp_path), "--diagnoser", "llm", "--llm-base-url", "http://127.0.0.1:9/v1",
+                              "--llm-model", "judge", "--budget-requests", "3", "--llm-cache-dir", str(tmp_path / "c")])
+    spec = errors.spec_from_args(args)
+    diagnoser = errors.make_diagnoser(spec.config)
+    assert isinstance(diagnoser, LLMDiagnoser) and diagnoser.name == "llm:judge"
+    assert diagnoser.client.max_requests == 3 and diagnoser.client.base_url == "http://127.0.0.1:9/v1"
+    assert diagnoser.client.default_params == {"temperature": 0.0, "seed": 0}
+    # LLM settings do not change a rules run's config (nor its config hash)
+    assert errors.build_spec([str(tmp_path)], llm_model="judge").config == errors.build_spec([str(tmp_path)]).config
+    assert errors.make_diagnoser(errors.build_spec([str(tmp_path)]).config).name == "rules-v1"
+    with pytest.raises(TypeError):
+        errors.build_spec([str(tmp_path)], llm_modle="typo")
