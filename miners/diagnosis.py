@@ -171,10 +171,11 @@ _QUOTE_RES: dict[str, re.Pattern] = {
                                              r"Invalid action)[^\n]*", re.I),
 }
 _TB_FILE_RE = re.compile(r'File "([^"]+)", line (\d+)')
-#: Decisive-step preference for failed trajectories, first wins (gold-based first, then unrecovered failures).
-_FAILED_ORDER = (ErrorFlag.WRONG_FILE_EDIT, ErrorFlag.LOCALIZATION_MISS, ErrorFlag.EDIT_REJECTED,
-                 ErrorFlag.TEST_FAILURE, ErrorFlag.TRACEBACK, ErrorFlag.SHELL_ERROR, ErrorFlag.TOOL_ERROR,
-                 ErrorFlag.NONZERO_EXIT, ErrorFlag.FORMAT_ERROR, ErrorFlag.LOOP, ErrorFlag.PREMATURE_FINISH)
+#: Decisive-step preference in failed runs: gold-file misses first, then execution failures, then process errors.
+_GOLD_ORDER = (ErrorFlag.WRONG_FILE_EDIT, ErrorFlag.LOCALIZATION_MISS)
+_FAILED_ORDER = (ErrorFlag.EDIT_REJECTED, ErrorFlag.TEST_FAILURE, ErrorFlag.TRACEBACK, ErrorFlag.SHELL_ERROR,
+                 ErrorFlag.TOOL_ERROR, ErrorFlag.NONZERO_EXIT, ErrorFlag.FORMAT_ERROR, ErrorFlag.LOOP,
+                 ErrorFlag.PREMATURE_FINISH)
 
 
 def evidence_quote(step: dict, flag: str, gold_files: Iterable[str] = ()) -> str:
@@ -224,14 +225,17 @@ def choose_decisive(item: dict) -> tuple[int, str] | None:
     steps = traj["steps"]
     actor = [c for c in cands if act.is_actor(steps[c["step"]])]
     if traj.get("resolved") is not True:
-        for flag in _FAILED_ORDER:
-            if flag == ErrorFlag.EDIT_REJECTED:
-                wrong_logic = incorrect_fix_step(item)
-                if wrong_logic is not None:
-                    return wrong_logic, "incorrect_fix"
-            hits = [c["step"] for c in actor if c["flag"] == flag.value and c["step"] not in recovered]
-            if hits:
-                return min(hits), flag.value
+        def earliest(flags):
+            for flag in flags:
+                hits = [c["step"] for c in actor if c["flag"] == flag.value and c["step"] not in recovered]
+                if hits:
+                    return min(hits), flag.value
+            return None
+        wrong_logic = incorrect_fix_step(item)
+        pick = earliest(_GOLD_ORDER) or ((wrong_logic, "incorrect_fix") if wrong_logic is not None else None) \
+            or earliest(_FAILED_ORDER)
+        if pick:
+            return pick
     for r in sorted(item["recoveries"], key=lambda r: r["error_step"]):
         return r["error_step"], r["flag"]
     first = min(actor, key=lambda c: c["step"], default=None)

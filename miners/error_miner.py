@@ -98,8 +98,14 @@ def mine(trajectories: Iterable[dict], diagnoser: dg.Diagnoser | None = None,
         gold = (gold_by_instance or {}).get(traj.get("instance_id") or "", [])
         route(detect_fn({"trajectory": traj, "gold_files": gold}), items)
     diagnosed: list[dict] = []
-    for item in items:
-        route(diagnose(item), diagnosed)
+    if hasattr(diagnoser, "diagnose_many"):                 # concurrent endpoint calls (LLM)
+        results = diagnoser.diagnose_many(items)
+        for item, result in zip(items, results):
+            route([result] if isinstance(result, Reject) else
+                  [{**item, "diagnosis": result, "diagnoser": diagnoser.name}], diagnosed)
+    else:
+        for item in items:
+            route(diagnose(item), diagnosed)
     for item in diagnosed:
         route(verify(item), out.items)
     for item in out.items:

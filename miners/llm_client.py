@@ -181,16 +181,27 @@ class LLMClient:
             return False
         return self.max_tokens_budget is None or s.total_tokens < self.max_tokens_budget
 
-    def _reserve(self) -> None:
+    def reserve(self) -> bool:
+        """Take one request from the budget (False when spent). Callers that fan out concurrently reserve in
+        input order first, so which items end up "not diagnosed" does not depend on thread timing."""
         with self._lock:
             if not self.budget_left():
-                raise BudgetExceeded(f"budget spent: {self.stats.as_dict()}")
+                return False
             self.stats.requests += 1
+            return True
+
+    def is_cached(self, messages: list[dict], schema: dict | None = None, model: str | None = None,
+                  params: dict | None = None) -> bool:
+        """Whether this exact request is answered from the cache (costs nothing)."""
+        key = cache_key(model or self.model, messages, {**self.default_params, **(params or {})}, schema)
+        path = self._cache_path(key)
+        return bool(path and path.is_file())
 
     # -- the call -------------------------------------------------------------------------------------------
     def chat_text(self, messages: list[dict], model: str | None = None, params: dict | None = None,
-                  schema: dict | None = None, schema_name: str = "answer") -> str:
-        """The assistant message content for ``messages`` (cached; budgeted; retried by the openai client)."""
+                  schema: dict | None = None, schema_name: str = "answer", reserved: bool = False) -> str:
+        """The assistant message content for ``messages`` (cached; budgeted unless ``reserved`` — the caller
+        already took the request with :meth:`reserve`; retried by the openai client)."""
         model = model or self.model
         params = {**self.default_params, **(params or {})}
         key = cache_key(model, messages, params, schema)
@@ -199,7 +210,8 @@ class LLMClient:
             with self._lock:
                 self.stats.cache_hits += 1
             return hit["content"]
-        self._reserve()
+        if not reserved and not self.reserve():
+            raise BudgetExceeded(f"budget spent: {self.stats.as_dict()}")
         kwargs = dict(params)
         if schema is not None and "response_format" not in kwargs:
             kwargs["response_format"] = {"type": "json_schema",
@@ -231,10 +243,10 @@ class LLMClient:
             self.stats.failures += 1
 
     def chat_json(self, messages: list[dict], schema: dict, model: str | None = None,
-                  params: dict | None = None) -> dict:
+                  params: dict | None = None, reserved: bool = False) -> dict:
         """The answer parsed as a JSON object and validated against ``schema``; raises :class:`BadAnswer`
         (``llm_bad_json`` / ``llm_schema``), :class:`BudgetExceeded` or :class:`Unavailable`."""
-        content = self.chat_text(messages, model, params, schema)
+        content = self.chat_text(messages, model, params, schema, reserved=reserved)
         try:
             value = json.loads(_strip_fences(content))
         except ValueError as exc:

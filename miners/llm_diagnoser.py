@@ -7,6 +7,7 @@ client's retries leaves the item "not diagnosed" (written, never dropped; a re-r
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 from corpora.records import Reject, make_reject
 from miners.diagnosis import DIAGNOSE_STAGE, DIAGNOSIS_JSON_SCHEMA, NotDiagnosed, provenance_of, source_of
@@ -43,11 +44,11 @@ class LLMDiagnoser:
         self.client, self.params, self.obs_chars = client, dict(params or {}), obs_chars
         self.name = f"llm:{client.model}"
 
-    def diagnose(self, item: dict) -> dict | Reject | NotDiagnosed:
+    def diagnose(self, item: dict, reserved: bool = False) -> dict | Reject | NotDiagnosed:
         prov = provenance_of(item["trajectory"])
         try:
             answer = self.client.chat_json(diagnosis_messages(item, self.obs_chars), DIAGNOSIS_JSON_SCHEMA,
-                                           params=self.params)
+                                           params=self.params, reserved=reserved)
         except (BudgetExceeded, Unavailable) as exc:
             return NotDiagnosed(exc.reason)
         except BadAnswer as exc:
@@ -59,3 +60,20 @@ class LLMDiagnoser:
             return make_reject(DIAGNOSE_STAGE, "llm_bad_tool_args", "tool_args_json is not JSON",
                                excerpt=answer["proposed_correction"]["tool_args_json"], **prov)
         return answer
+
+    def diagnose_many(self, items: list[dict]) -> list[dict | Reject | NotDiagnosed]:
+        """``diagnose`` over ``items`` with up to ``client.concurrency`` requests in flight, results in input
+        order. The request budget is taken in input order before anything is sent, so the same items end up
+        "not diagnosed" on every run (a token budget is only checked as answers come back)."""
+        plan: list[tuple[dict, bool] | None] = []
+        for item in items:
+            msgs = diagnosis_messages(item, self.obs_chars)
+            if self.client.is_cached(msgs, DIAGNOSIS_JSON_SCHEMA, params=self.params):
+                plan.append((item, False))
+            elif self.client.reserve():
+                plan.append((item, True))
+            else:
+                plan.append(None)
+        with ThreadPoolExecutor(max_workers=max(1, self.client.concurrency)) as pool:
+            futures = [pool.submit(self.diagnose, *p) if p else None for p in plan]
+            return [f.result() if f else NotDiagnosed("budget_exceeded") for f in futures]

@@ -2,7 +2,8 @@
 
 ``/v1/chat/completions`` answers with ``responder(body) -> content`` unless a fault is queued in ``faults``:
 ``("status", code, headers)``, ``("sleep", seconds)`` (then answers normally), ``("garbage",)`` (a non-JSON
-HTTP body). Every request body and header set is recorded in ``requests``."""
+HTTP body). Every request body and header set is recorded in ``requests``; ``max_inflight`` is the most
+answers computed at once."""
 from __future__ import annotations
 
 import json
@@ -16,6 +17,7 @@ class FakeOpenAI:
         self.responder = responder
         self.faults: list[tuple] = []
         self.requests: list[dict] = []
+        self.inflight = self.max_inflight = 0
         self._lock = threading.Lock()
         outer = self
 
@@ -38,7 +40,14 @@ class FakeOpenAI:
                 if fault and fault[0] == "garbage":
                     self._send(200, b"{not json", {})
                     return
-                content = outer.responder(body)
+                with outer._lock:
+                    outer.inflight += 1
+                    outer.max_inflight = max(outer.max_inflight, outer.inflight)
+                try:
+                    content = outer.responder(body)
+                finally:
+                    with outer._lock:
+                        outer.inflight -= 1
                 reply = {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model"),
                          "choices": [{"index": 0, "message": {"role": "assistant", "content": content},
                                       "finish_reason": "stop"}],

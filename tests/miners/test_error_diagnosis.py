@@ -178,3 +178,23 @@ def test_llm_diagnoser_bad_answers_budget_and_rerun(swe_trajs, tmp_path):
         res2, client2 = run(4)
         assert len(srv.chat_requests()) == 5 and client2.stats.cache_hits == 4
         assert [r["status"] for r in res2.records] == ["verified", "verified"]
+
+
+def test_llm_diagnoser_concurrency_limit(swe_trajs, tmp_path):
+    import time
+
+    with_cands = [t for t in swe_trajs if dg.make_item(t)["candidates"]][:8]
+    items = [dg.make_item(t) for t in with_cands]
+
+    def slow(body):
+        time.sleep(0.15)
+        return "not json"
+
+    with FakeOpenAI(slow) as srv:
+        client = LLMClient(base_url=srv.base_url, model="m", cache_dir=str(tmp_path / "c"), concurrency=3, timeout_s=5)
+        t0 = time.time()
+        results = LLMDiagnoser(client).diagnose_many(items)
+        elapsed = time.time() - t0
+    assert [r["reason"] for r in results] == ["llm_bad_json"] * 8
+    assert srv.max_inflight == 3 and len(srv.chat_requests()) == 8
+    assert elapsed < 8 * 0.15                                   # 3 at a time, not one after another
