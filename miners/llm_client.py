@@ -8,7 +8,10 @@ schema-validated JSON, never pays twice for the same prompt, and stops cleanly a
 - budget: ``max_requests`` / ``max_tokens`` per client; once spent, :class:`BudgetExceeded` is raised *before*
   sending, and callers mark the remaining items "not diagnosed";
 - output: the message content parsed as JSON and checked with :func:`validate_json` (a small JSON-Schema
-  subset: type, properties, required, additionalProperties, items, enum, minimum/maximum, minLength, minItems).
+  subset: type, properties, required, additionalProperties, items, enum, minimum/maximum, minLength, minItems);
+- batch: :meth:`LLMClient.batch_lines` writes the uncached requests as OpenAI Batch API input lines
+  (``custom_id`` = cache key); :meth:`LLMClient.ingest_batch_output` loads the results into the cache, after
+  which a normal run answers everything from the cache.
 
 The FIM miner reuses :meth:`LLMClient.chat_json` for rationales and critiques.
 """
@@ -212,10 +215,8 @@ class LLMClient:
             return hit["content"]
         if not reserved and not self.reserve():
             raise BudgetExceeded(f"budget spent: {self.stats.as_dict()}")
-        kwargs = dict(params)
-        if schema is not None and "response_format" not in kwargs:
-            kwargs["response_format"] = {"type": "json_schema",
-                                         "json_schema": {"name": schema_name, "schema": schema, "strict": True}}
+        kwargs = self._request_body(messages, model, params, schema, schema_name)
+        del kwargs["model"], kwargs["messages"]
         import openai
         try:
             with self._slots:
@@ -237,6 +238,45 @@ class LLMClient:
         self._cache_put(key, {"model": model, "content": content,
                               "usage": usage.model_dump() if hasattr(usage, "model_dump") else None})
         return content
+
+    # -- OpenAI Batch API: emit the uncached requests, ingest the results into the cache ------------------------
+    def _request_body(self, messages: list[dict], model: str, params: dict, schema: dict | None,
+                      schema_name: str = "answer") -> dict:
+        body = {"model": model, "messages": messages, **params}
+        if schema is not None and "response_format" not in params:
+            body["response_format"] = {"type": "json_schema",
+                                       "json_schema": {"name": schema_name, "schema": schema, "strict": True}}
+        return body
+
+    def batch_lines(self, requests: list[tuple[list[dict], dict | None]], params: dict | None = None) -> list[dict]:
+        """Batch API input lines (``custom_id`` = cache key) for the ``(messages, schema)`` pairs not cached yet."""
+        params = {**self.default_params, **(params or {})}
+        lines, seen = [], set()
+        for messages, schema in requests:
+            key = cache_key(self.model, messages, params, schema)
+            if key in seen or self._cache_get(key) is not None:
+                continue
+            seen.add(key)
+            lines.append({"custom_id": key, "method": "POST", "url": "/v1/chat/completions",
+                          "body": self._request_body(messages, self.model, params, schema)})
+        return lines
+
+    def ingest_batch_output(self, jsonl: str) -> dict:
+        """Put a Batch API output file's successful answers into the cache; returns counts (ingested, failed)."""
+        done = failed = 0
+        for line in jsonl.splitlines():
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            resp = row.get("response") or {}
+            body = resp.get("body") or {}
+            if resp.get("status_code") != 200 or not body.get("choices"):
+                failed += 1
+                continue
+            self._cache_put(row["custom_id"], {"model": body.get("model"), "usage": body.get("usage"),
+                                               "content": body["choices"][0]["message"].get("content") or ""})
+            done += 1
+        return {"ingested": done, "failed": failed}
 
     def _fail(self) -> None:
         with self._lock:

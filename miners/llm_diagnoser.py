@@ -77,3 +77,8 @@ class LLMDiagnoser:
         with ThreadPoolExecutor(max_workers=max(1, self.client.concurrency)) as pool:
             futures = [pool.submit(self.diagnose, *p) if p else None for p in plan]
             return [f.result() if f else NotDiagnosed("budget_exceeded") for f in futures]
+
+    def batch_lines(self, items: list[dict]) -> list[dict]:
+        """OpenAI Batch API input lines for the items whose prompts are not cached yet."""
+        return self.client.batch_lines([(diagnosis_messages(it, self.obs_chars), DIAGNOSIS_JSON_SCHEMA)
+                                        for it in items], self.params)

@@ -198,3 +198,27 @@ def test_llm_diagnoser_concurrency_limit(swe_trajs, tmp_path):
     assert [r["reason"] for r in results] == ["llm_bad_json"] * 8
     assert srv.max_inflight == 3 and len(srv.chat_requests()) == 8
     assert elapsed < 8 * 0.15                                   # 3 at a time, not one after another
+
+
+def test_batch_api_file_then_offline_run_from_cache(swe_trajs, tmp_path):
+    with_cands = [t for t in swe_trajs if dg.make_item(t)["candidates"]][:3]
+    items = [dg.make_item(t) for t in with_cands]
+    closed = "http://127.0.0.1:9/v1"                      # nothing listens there: any request would fail
+    client = LLMClient(base_url=closed, model="batch-m", cache_dir=str(tmp_path / "c"), max_retries=0, timeout_s=1)
+    llm = LLMDiagnoser(client)
+    lines = llm.batch_lines(items)
+    assert [ln["url"] for ln in lines] == ["/v1/chat/completions"] * 3
+    assert lines[0]["body"]["model"] == "batch-m" and lines[0]["body"]["response_format"]["type"] == "json_schema"
+    # what the Batch API returns: one output line per custom_id (one of them failed)
+    answers = [{k: v for k, v in dg.RuleDiagnoser().diagnose(it).items() if k != "correction_source"} for it in items]
+    out = [json.dumps({"id": f"b{i}", "custom_id": ln["custom_id"], "error": None,
+                       "response": {"status_code": 200 if i < 2 else 500,
+                                    "body": {"model": "batch-m", "choices": [{"index": 0, "message": {
+                                        "role": "assistant", "content": json.dumps(a)}}]}}})
+           for i, (ln, a) in enumerate(zip(lines, answers))]
+    assert client.ingest_batch_output("\n".join(out)) == {"ingested": 2, "failed": 1}
+    assert len(llm.batch_lines(items)) == 1                 # only the failed one is left to send
+    res = mine(with_cands, LLMDiagnoser(LLMClient(base_url=closed, model="batch-m", cache_dir=str(tmp_path / "c"),
+                                                  max_retries=0, timeout_s=1)))
+    assert [r["status"] for r in res.records] == ["verified", "verified", "not_diagnosed"]
+    assert json.loads(res.records[2]["extra_json"])["not_diagnosed"].startswith("llm_")
