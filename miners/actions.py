@@ -159,6 +159,15 @@ def patch_files(patch: str) -> list[str]:
     return out
 
 
+def patch_section(patch: str, path: str) -> str:
+    """The ``diff --git`` section of ``patch`` for ``path`` ("" when the patch does not touch it)."""
+    for section in re.split(r"^(?=diff --git )", patch or "", flags=re.M):
+        m = re.match(r"diff --git a/(\S+) b/(\S+)", section)
+        if m and path in (m.group(1), m.group(2)):
+            return section if section.endswith("\n") else section + "\n"
+    return ""
+
+
 def new_files(patch: str) -> set[str]:
     """Files a unified diff creates (``new file mode`` / ``--- /dev/null``)."""
     out = set()

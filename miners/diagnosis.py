@@ -3,7 +3,8 @@
 A *work item* travels between the stages as a plain dict::
 
     {"trajectory": <TRAJECTORY_SCHEMA dict, steps annotated>, "candidates": [{step, flag}],
-     "recoveries": [{error_step, fix_step, flag}], "gold_files": [...], "diagnosis": {...}, "diagnoser": str}
+     "recoveries": [{error_step, fix_step, flag}], "gold_patch": str, "gold_files": [...],
+     "diagnosis": {...}, "diagnoser": str}
 
 A *diagnosis* (what a :class:`Diagnoser` returns, what the LLM must emit; :data:`DIAGNOSIS_JSON_SCHEMA`) speaks
 the source's own step numbers (``source_index``; for Who&When the ``history`` index), so labels compare
@@ -53,7 +54,7 @@ ERROR_DIAGNOSIS_SCHEMA = pa.schema([
     pa.field("evidence", pa.list_(pa.struct([pa.field("step", pa.int32()), pa.field("quote", pa.string())]))),
     pa.field("explanation", pa.string()),
     pa.field("proposed_correction", ACTION_TYPE),
-    pa.field("correction_source", pa.string()),         # natural_recovery | rule_template | llm
+    pa.field("correction_source", pa.string()),         # natural_recovery | gold_patch | rule_template | llm
     pa.field("original_action", ACTION_TYPE),
     pa.field("expected_effect", pa.string()),
     pa.field("confidence", pa.float32()),
@@ -142,12 +143,13 @@ def quote_in_step(step: dict, quote: str) -> bool:
 
 # ---- stage 1 → work item ------------------------------------------------------------------------------------
 
-def make_item(traj: dict, gold_files: Iterable[str] = ()) -> dict:
-    """Annotate a trajectory (stage 1) and wrap it as a work item."""
-    gold = [g for g in gold_files if g]
+def make_item(traj: dict, gold_patch: str = "") -> dict:
+    """Annotate a trajectory (stage 1) and wrap it as a work item; ``gold_patch`` is the task's reference
+    patch ("" when unknown), whose files drive the gold flags."""
+    gold = act.patch_files(gold_patch)
     annotated, cands = ef.annotate(traj, gold)
     return {"trajectory": annotated, "candidates": cands, "recoveries": ef.find_recoveries(annotated, cands),
-            "gold_files": gold}
+            "gold_patch": gold_patch or "", "gold_files": gold}
 
 
 # ---- the rule-based diagnoser -------------------------------------------------------------------------------
@@ -287,10 +289,11 @@ def _template_correction(item: dict, idx: int, flag: str) -> tuple[dict, str]:
     if flag in (ErrorFlag.WRONG_FILE_EDIT.value, ErrorFlag.LOCALIZATION_MISS.value) and gold:
         return _render(harness, "view", gold[0]), f"inspect the gold file {gold[0]} that the fix belongs in"
     if flag == "incorrect_fix":
-        tests = [s for s in steps[idx + 1:] if act.is_actor(s) and act.is_test_run(s)]
-        if tests and not act.same_action(tests[0], step):
-            return action_of(tests[0]), "run the tests against the change before building on it"
-        path = act.edited_path(step, _last_file(steps, idx - 1)) or gold[0]
+        path = next((g for g in gold if ef.same_file(act.edited_path(step, _last_file(steps, idx - 1)), g)), gold[0])
+        section = act.patch_section(item["gold_patch"], path)
+        if section:
+            return _render(harness, "run", command=f"git apply <<'EOF'\n{section}EOF"), \
+                f"apply the reference change to {path} instead"
         return _render(harness, "view", path), f"re-read {path} around the change: the fix logic is wrong"
     if flag in (ErrorFlag.PREMATURE_FINISH.value, ErrorFlag.LOOP.value):
         tests = [s for s in steps[:idx] if act.is_actor(s) and act.is_test_run(s)]
@@ -349,7 +352,8 @@ class RuleDiagnoser:
             correction, source = action_of(steps[fix["fix_step"]]), "natural_recovery"
             effect = f"the agent's own next {steps[fix['fix_step']].get('tool_name') or 'action'} ran clean"
         else:
-            (correction, effect), source = _template_correction(item, idx, flag), "rule_template"
+            correction, effect = _template_correction(item, idx, flag)
+            source = "gold_patch" if correction["action_text"].startswith("git apply <<'EOF'") else "rule_template"
         tool = step.get("tool_name") or "action"
         return {
             "error_step": source_of(traj, idx), "error_category": flag,

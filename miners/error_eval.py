@@ -111,7 +111,7 @@ def report_category(labels: list[str]) -> str:
     return "wrong_file_edit" if "wrong_file_edit" in cats else (cats[0] if cats else "")
 
 
-def evaluate_failure_reports(run_dir: str, gold_by_instance: dict[str, list[str]]) -> dict:
+def evaluate_failure_reports(run_dir: str, patch_by_instance: dict[str, str]) -> dict:
     """Agreement of the rule diagnoser's category with the weak label, over the run's failure reports (the
     run's trajectories read with the corpus readers, resolved labels joined from its reports)."""
     trajs, _ = normalize_paths([os.path.join(run_dir, "trajs")])
@@ -124,7 +124,7 @@ def evaluate_failure_reports(run_dir: str, gold_by_instance: dict[str, list[str]
             continue
         with open(path, encoding="utf-8") as fh:
             weak = report_category(report_labels(fh.read()))
-        item = dg.make_item(by_instance[iid], gold_by_instance.get(iid, []))
+        item = dg.make_item(by_instance[iid], patch_by_instance.get(iid, ""))
         d = diagnoser.diagnose(item) if item["candidates"] else None
         pred = d["error_category"] if isinstance(d, dict) else ""
         flags = {c["flag"] for c in item["candidates"]}
@@ -141,7 +141,6 @@ def evaluate_failure_reports(run_dir: str, gold_by_instance: dict[str, list[str]
 
 def main(argv: list[str] | None = None) -> int:
     from corpora.tasks import load_tasks
-    from miners.error_miner import gold_files_of
     root = (argv or sys.argv[1:] or ["/work/shared/corpora"])[0]
     ww = evaluate_who_when(glob.glob(os.path.join(root, "who-and-when", "Who_and_When", "*", "*.json")))
     print("Who&When (AED anchor: 63.6% exact-step agreement for a trained 8B diagnoser)")
@@ -151,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
               f"agent={agg['agent_agreement']:.1%}  first-step-baseline={agg['baseline_exact']:.1%}")
     tasks = [t for t in load_tasks([os.path.join(root, "swebench-instances", "verified", "swebench_verified.jsonl")])
              if isinstance(t, dict) and "instance_id" in t]
-    gold = {t["instance_id"]: gold_files_of(t) for t in tasks}
+    gold = {t["instance_id"]: t.get("patch") or "" for t in tasks}
     for run in sorted(glob.glob(os.path.join(root, "mini-swe-agent", "swebench_results", "*"))):
         fr = evaluate_failure_reports(run, gold)
         print(f"mini-swe-agent failure reports ({os.path.basename(run)}): {fr['reports']} reports, "

@@ -14,11 +14,6 @@ from miners.error_views import build_views
 DETECT_STAGE = "detect"
 
 
-def gold_files_of(task: dict | None) -> list[str]:
-    """Files the task's reference patch edits (``[]`` without a task)."""
-    return act.patch_files((task or {}).get("patch") or "")
-
-
 def _slim(traj: dict) -> dict:
     keep = ("record_id", "trajectory_id", "instance_id", "harness", "resolved", "n_steps",
             "source_uri", "source_locator", "source_sha256", "config_hash")
@@ -26,9 +21,9 @@ def _slim(traj: dict) -> dict:
 
 
 def detect_fn(element: dict) -> Iterator[dict | Filtered]:
-    """Stage 1. ``element`` = ``{"trajectory", "gold_files"}``; a trajectory with no flagged agent step is
+    """Stage 1. ``element`` = ``{"trajectory", "gold_patch"}``; a trajectory with no flagged agent step is
     kept as a ``Filtered`` record (reason ``no_error_candidates``)."""
-    item = dg.make_item(element["trajectory"], element.get("gold_files") or [])
+    item = dg.make_item(element["trajectory"], element.get("gold_patch") or "")
     steps = item["trajectory"]["steps"]
     if not any(act.is_actor(steps[c["step"]]) for c in item["candidates"]):
         yield make_filtered(DETECT_STAGE, "no_error_candidates", _slim(item["trajectory"]), "trajectory",
@@ -78,8 +73,8 @@ class MineResult:
 
 
 def mine(trajectories: Iterable[dict], diagnoser: dg.Diagnoser | None = None,
-         gold_by_instance: dict[str, list[str]] | None = None) -> MineResult:
-    """Run all stages without Beam (default: the rule diagnoser)."""
+         patch_by_instance: dict[str, str] | None = None) -> MineResult:
+    """Run all stages without Beam (default: the rule diagnoser); ``patch_by_instance`` = reference patches."""
     diagnoser = diagnoser or dg.RuleDiagnoser()
     diagnose, verify = diagnose_fn(diagnoser), verify_fn()
     out = MineResult()
@@ -95,8 +90,8 @@ def mine(trajectories: Iterable[dict], diagnoser: dg.Diagnoser | None = None,
 
     items: list[dict] = []
     for traj in trajectories:
-        gold = (gold_by_instance or {}).get(traj.get("instance_id") or "", [])
-        route(detect_fn({"trajectory": traj, "gold_files": gold}), items)
+        patch = (patch_by_instance or {}).get(traj.get("instance_id") or "", "")
+        route(detect_fn({"trajectory": traj, "gold_patch": patch}), items)
     diagnosed: list[dict] = []
     if hasattr(diagnoser, "diagnose_many"):                 # concurrent endpoint calls (LLM)
         results = diagnoser.diagnose_many(items)

@@ -52,17 +52,17 @@ def make_diagnoser(cfg: dict):
 
 
 def _with_gold(p, trajs, tasks_pcoll):
-    """Trajectories as ``{"trajectory", "gold_files"}`` (gold = files of the task's reference patch)."""
+    """Trajectories as ``{"trajectory", "gold_patch"}`` (the task's reference patch, "" without a task)."""
     if tasks_pcoll is None:
-        return trajs | "NoGold" >> beam.Map(lambda t: {"trajectory": t, "gold_files": []})
+        return trajs | "NoGold" >> beam.Map(lambda t: {"trajectory": t, "gold_patch": ""})
     keyed = {"trajs": trajs | "KeyT" >> beam.Map(lambda t: (t["instance_id"], t)),
-             "gold": tasks_pcoll | "Gold" >> beam.Map(lambda t: (t["instance_id"], em.gold_files_of(t)))}
+             "gold": tasks_pcoll | "Gold" >> beam.Map(lambda t: (t["instance_id"], t.get("patch") or ""))}
 
     def pair(kv):
         _, g = kv
-        gold = next(iter(g["gold"]), [])
+        gold = next(iter(g["gold"]), "")
         for t in g["trajs"]:
-            yield {"trajectory": t, "gold_files": gold}
+            yield {"trajectory": t, "gold_patch": gold}
     return keyed | "CoGroupGold" >> beam.CoGroupByKey() | "PairGold" >> beam.FlatMap(pair)
 
 

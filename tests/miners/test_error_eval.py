@@ -5,7 +5,6 @@ import json
 from corpora.tasks import load_tasks
 from miners import diagnosis as dg
 from miners import error_eval as ee
-from miners.error_miner import gold_files_of
 
 
 def test_who_when_steps_index_history(corpora_dir):
@@ -36,7 +35,7 @@ def test_failure_report_labels_and_agreement(corpora_dir):
     assert ee.report_category(["no-rule-violation"]) == ""
     tasks = [t for t in load_tasks([str(corpora_dir / "swebench-instances/verified/swebench_verified.jsonl")])
              if "instance_id" in t]
-    res = ee.evaluate_failure_reports(str(run), {t["instance_id"]: gold_files_of(t) for t in tasks})
+    res = ee.evaluate_failure_reports(str(run), {t["instance_id"]: t["patch"] for t in tasks})
     assert (res["reports"], res["labelled"]) == (20, 20)
     assert res["by_weak_label"] == {"incorrect_fix": 11, "wrong_file_edit": 9}
     assert res["category_agreement"] == 0.7 and res["weak_label_among_flags"] == 0.4
@@ -48,3 +47,20 @@ def test_failure_report_labels_and_agreement(corpora_dir):
     rows = {r["instance_id"]: r for r in res["rows"]}
     assert rows["sympy__sympy-13852"]["predicted"] == "wrong_file_edit"    # edited the existing test file
     assert rows["astropy__astropy-7606"]["predicted"] == "incorrect_fix"
+
+
+def test_incorrect_fix_correction_is_the_reference_change(corpora_dir):
+    from corpora.normalize import normalize_paths
+    run = corpora_dir / "mini-swe-agent/swebench_results/20251118_gemini-3-pro-74pct/trajs"
+    (traj,), _ = normalize_paths([str(run / "astropy__astropy-7606")])
+    assert traj["resolved"] is False                       # from the run's per-instance report.json
+    task = next(t for t in load_tasks([str(corpora_dir / "swebench-instances/verified/swebench_verified.jsonl")])
+                if t.get("instance_id") == "astropy__astropy-7606")
+    item = dg.make_item(traj, task["patch"])
+    d = dg.RuleDiagnoser().diagnose(item)
+    assert (d["error_step"], d["error_category"], d["correction_source"]) == (32, "incorrect_fix", "gold_patch")
+    assert d["evidence"][0]["quote"].startswith("sed -i '1715s/ValueError, TypeError/")
+    assert d["proposed_correction"]["action_text"].startswith(
+        "git apply <<'EOF'\ndiff --git a/astropy/units/core.py b/astropy/units/core.py\n")
+    assert dg.verify(item, d) == []
+    assert set(dg.verify(item, {**d, "error_category": "incorrect_fix", "error_step": 0})) <= set(dg.CHECKS)
