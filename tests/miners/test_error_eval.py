@@ -51,8 +51,8 @@ def test_failure_report_labels_and_agreement(corpora_dir):
 
 def test_incorrect_fix_correction_is_the_reference_change(corpora_dir):
     from corpora.normalize import normalize_paths
-    run = corpora_dir / "mini-swe-agent/swebench_results/20251118_gemini-3-pro-74pct/trajs"
-    (traj,), _ = normalize_paths([str(run / "astropy__astropy-7606")])
+    run = corpora_dir / "mini-swe-agent/swebench_results/20251118_gemini-3-pro-74pct"
+    (traj,), _ = normalize_paths([str(run / "trajs/astropy__astropy-7606"), str(run / "logs/astropy__astropy-7606")])
     assert traj["resolved"] is False                       # from the run's per-instance report.json
     task = next(t for t in load_tasks([str(corpora_dir / "swebench-instances/verified/swebench_verified.jsonl")])
                 if t.get("instance_id") == "astropy__astropy-7606")
