@@ -1,6 +1,7 @@
-"""The error–diagnosis miner's stage functions (detect → diagnose → verify + replay → views), each a plain
-function over one work item as :func:`pipelines.stage.apply_stage` expects, plus :func:`mine` to run them
-without Beam (benchmarks, evaluation, small jobs)."""
+"""The error–diagnosis miner's stage functions (detect → diagnose → verify + replay; views are
+:func:`miners.error_views.build_views`), each a plain function over one work item as
+:func:`pipelines.stage.apply_stage` expects, plus :func:`mine` to run them without Beam (benchmarks,
+evaluation, small jobs)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -58,11 +59,6 @@ def verify_fn(env: dg.ReplayEnvironment | None = None) -> Callable[[dict], Itera
     return fn
 
 
-def views_fn(item: dict) -> Iterator[dict]:
-    """Stage 5: the view rows of a verified item."""
-    yield from build_views(item)
-
-
 @dataclass
 class MineResult:
     records: list[dict] = field(default_factory=list)
@@ -105,5 +101,5 @@ def mine(trajectories: Iterable[dict], diagnoser: dg.Diagnoser | None = None,
         route(verify(item), out.items)
     for item in out.items:
         out.records.append(item["record"])
-        out.views.extend(views_fn(item))
+        out.views.extend(build_views(item))
     return out

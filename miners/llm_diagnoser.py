@@ -13,7 +13,7 @@ from corpora.records import Reject, make_reject
 from miners.diagnosis import DIAGNOSE_STAGE, DIAGNOSIS_JSON_SCHEMA, NotDiagnosed, provenance_of, source_of
 from miners.error_flags import CATEGORIES
 from miners.llm_client import BadAnswer, BudgetExceeded, LLMClient, Unavailable
-from miners.transcript import render_transcript
+from miners.transcript import clip, render_transcript
 
 SYSTEM_PROMPT = (
     "You diagnose failures of software-engineering agents. Given a task, the agent's trajectory with step "
@@ -31,8 +31,8 @@ def diagnosis_messages(item: dict, obs_chars: int = 1200) -> list[dict]:
              f"RESOLVED: {traj.get('resolved')}",
              "TASK:\n" + (traj.get("problem_statement") or "(not recorded)")[:4000],
              "CANDIDATE FLAGS:\n" + ("\n".join(flags) or "(none)")]
-    if item.get("gold_files"):
-        parts.append("FILES THE REFERENCE FIX EDITS: " + ", ".join(item["gold_files"]))
+    if item.get("gold_patch"):
+        parts.append("REFERENCE FIX (the task's gold patch):\n" + clip(item["gold_patch"], 3000))
     parts.append("TRAJECTORY:\n" + render_transcript(traj["steps"], obs_chars))
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": "\n\n".join(parts)}]
 

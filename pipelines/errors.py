@@ -9,7 +9,7 @@ import apache_beam as beam
 from corpora.inputs import expand_inputs
 from miners import error_miner as em
 from miners.diagnosis import ERROR_DIAGNOSIS_SCHEMA, STATUS_VERIFIED, RuleDiagnoser
-from miners.error_views import VIEW_SCHEMA, VIEWS
+from miners.error_views import VIEW_SCHEMA, VIEWS, build_views
 from pipelines.runner import Built, PipelineSpec
 from pipelines.stage import apply_stage
 from pipelines.trajectories import read_and_join
@@ -91,7 +91,7 @@ def build_spec(inputs: list[str], tasks: list[str] | None = None, **options) -> 
         items, _, filtered = apply_stage(_with_gold(p, trajs, tasks_pcoll), "detect", lambda: em.detect_fn)
         diagnosed, diag_rejects, _ = apply_stage(items, "diagnose", lambda: em.diagnose_fn(make_diagnoser(cfg)))
         verified, verify_rejects, _ = apply_stage(diagnosed, "verify", lambda: em.verify_fn())
-        views, _, _ = apply_stage(verified, "views", lambda: em.views_fn, fanout=True)
+        views, _, _ = apply_stage(verified, "views", lambda: build_views, fanout=True)
         stamp = ctx.config_hash
         records = verified | "Records" >> beam.Map(lambda it: {**it["record"], "config_hash": stamp})
         ok, not_diag = records | "SplitStatus" >> beam.Partition(
