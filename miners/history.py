@@ -32,8 +32,8 @@ from corpora.records import (TASK_SCHEMA, Filtered, Reject, conform, content_id,
 from corpora.repos import RepoError, _git
 from miners.issue_links import IssueIndex, closing_refs, problem_statement
 
-STAGE_LIST = "history.list"
-STAGE_MINE = "history.mine"
+STAGE_LIST = "history_list"
+STAGE_MINE = "history_mine"
 _RS, _US = "\x1e", "\x1f"
 _LOG_FORMAT = "%H%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%cI%x1f%B%x1e"
 #: Path rules for test files: ``dir/`` matches a directory anywhere in the path, other rules the file name.

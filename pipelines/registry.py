@@ -3,4 +3,5 @@
 
 PIPELINES: dict[str, str] = {
     "trajectories": "pipelines.trajectories",
+    "tasks": "pipelines.tasks_mining",
 }
