@@ -53,7 +53,7 @@ class MineConfig:
     max_code_files: int = 10
     min_statement_chars: int = 20
     max_statement_chars: int = 20000
-    verify_apply: bool = True           # check with ``git apply --check`` that both patches apply at the base
+    verify_apply: bool = True           # check with ``git apply --check`` that patch + test_patch apply at the base
 
     def as_dict(self) -> dict:
         return {k: list(v) if isinstance(v, tuple) else v for k, v in self.__dict__.items()}
@@ -135,20 +135,43 @@ def base_of(commit: dict, kind: str) -> tuple[str, str]:
     return commit["parents"][0], commit["sha"]
 
 
+def _unquote(token: str) -> str:
+    """A path git quoted C-style (``"a/x\\ty"``, octal escapes for raw bytes) → the path."""
+    raw, out, i = token.encode("utf-8"), bytearray(), 0
+    escapes = {ord("n"): 10, ord("t"): 9, ord("r"): 13, ord("a"): 7, ord("b"): 8, ord("f"): 12, ord("v"): 11}
+    while i < len(raw):
+        if raw[i] == 92 and i + 1 < len(raw):
+            if raw[i + 1:i + 4].isdigit():
+                out.append(int(raw[i + 1:i + 4], 8))
+                i += 4
+                continue
+            out.append(escapes.get(raw[i + 1], raw[i + 1]))
+            i += 2
+            continue
+        out.append(raw[i])
+        i += 1
+    return out.decode("utf-8", errors="surrogateescape")
+
+
+def chunk_path(header: str) -> str:
+    """The path of a ``diff --git a/P b/P`` header line (without renames both sides name the same path)."""
+    rest = header[len("diff --git "):]
+    if rest.startswith('"'):
+        m = re.match(r'"((?:[^"\\]|\\.)*)"', rest)
+        return _unquote(m.group(1))[2:] if m else rest
+    return rest[2:2 + (len(rest) - 5) // 2]
+
+
 def split_diff(repo_path: str, base: str, tip: str, rules: tuple[str, ...] = DEFAULT_TEST_RULES) -> Diff:
-    """The diff ``base..tip`` (no renames) split into code and test patches by path rules."""
-    common = ["-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff", "--no-renames",
-              "--src-prefix=a/", "--dst-prefix=b/"]
-    stat = _git(repo_path, *common, "--numstat", "-z", base, tip, "--").decode("utf-8", errors="surrogateescape")
-    entries = [e for e in stat.split("\0") if e]
-    text = _git(repo_path, *common, base, tip, "--").decode("utf-8")
-    chunks = ["diff --git " + c for c in re.split(r"^diff --git ", text, flags=re.M)[1:]]
-    if len(chunks) != len(entries):
-        raise RepoError(f"diff has {len(chunks)} file sections but numstat lists {len(entries)} files")
+    """The diff ``base..tip`` (no renames, one ``git diff``) split into code and test patches by path rules."""
+    text = _git(repo_path, "-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff", "--no-renames",
+                "--src-prefix=a/", "--dst-prefix=b/", base, tip, "--").decode("utf-8")
     out = Diff()
-    for entry, chunk in zip(entries, chunks):
-        added, deleted, path = entry.split("\t", 2)
-        if added == "-" and deleted == "-":
+    for body in re.split(r"^diff --git ", text, flags=re.M)[1:]:
+        chunk = "diff --git " + body
+        path = chunk_path(chunk.split("\n", 1)[0])
+        head = chunk.split("\n@@", 1)[0]
+        if re.search(r"^(Binary files .* differ|GIT binary patch)$", head, re.M):
             out.binary_files.append(path)
         elif is_test_path(path, rules):
             out.test_files.append(path)
@@ -206,10 +229,8 @@ def mine_commit(commit: dict, cfg: MineConfig, issues: IssueIndex | None = None,
     task = _task(commit, kind, number, base, diff, statement, source, linked, pr_row, config_hash)
     reason = _filter_reason(diff, statement, cfg)
     if reason is None and cfg.verify_apply:
-        for name in ("patch", "test_patch"):
-            if not patch_applies(commit["repo_path"], base, task[name]):
-                reason = f"{name}_does_not_apply"
-                break
+        if not patch_applies(commit["repo_path"], base, task["patch"] + task["test_patch"]):
+            reason = "patch_does_not_apply"
     if reason:
         yield make_filtered(STAGE_MINE, reason, task, "task", {**evidence, "statement_chars": len(statement)})
         return

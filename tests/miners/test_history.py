@@ -6,7 +6,7 @@ import pytest
 from corpora.records import TASK_SCHEMA, Filtered, Reject
 from miners import history
 from miners.issue_links import IssueIndex, closing_refs, read_issues
-from tests.gitutil import git
+from tests.gitutil import commit_files, git, init_repo
 from tests.miners.history_repo import build_history, write_issues
 
 
@@ -30,6 +30,18 @@ def test_is_test_path_rules():
     assert [p for p in yes if not history.is_test_path(p)] == []
     assert [p for p in no if history.is_test_path(p)] == []
     assert history.is_test_path("spec/a.rb", ("spec/",)) and not history.is_test_path("tests/a.py", ("spec/",))
+
+
+def test_odd_paths_split_by_real_diff_headers(tmp_path):
+    repo = init_repo(str(tmp_path / "odd"))
+    base = commit_files(repo, {"README": "x\n"}, "init")
+    tip = commit_files(repo, {"src/a b.py": "x = 1\n", "tests/tab\there.py": "t = 1\n", "src/é.py": "y = 2\n",
+                              "src/b b/test_c.py": "z = 3\n"}, "odd names (#3)")
+    diff = history.split_diff(repo, base, tip)
+    assert diff.code_files == ["src/a b.py", "src/é.py"]
+    assert diff.test_files == ["src/b b/test_c.py", "tests/tab\there.py"]
+    assert history.chunk_path('diff --git "a/x\\303\\251\\ty" "b/x\\303\\251\\ty"') == "x\u00e9\ty"
+    assert history.patch_applies(repo, base, diff.patch + diff.test_patch)
 
 
 def test_closing_refs_any_case():
