@@ -7,6 +7,7 @@ import pytest
 
 from miners.github_issues import GitHubClient, GitHubError, dump_issues, next_link
 from miners.issue_links import IssueIndex
+from pipelines.cli import main
 
 PAGES = {
     "1": [{"number": 4, "title": "add() fails", "body": "TypeError", "created_at": "2025-12-01T10:00:00Z",
@@ -47,7 +48,8 @@ class FakeGitHub(BaseHTTPRequestHandler):
             return self._send(403, {"message": "Resource not accessible"}, {"X-RateLimit-Remaining": "4999"})
         if url.path != "/repos/acme/calc/issues":
             return self._send(404, {"message": "Not Found"})
-        assert query["state"] == ["all"] and query["per_page"] == ["2"]
+        if query.get("state") != ["all"]:
+            return self._send(422, {"message": "state must be all"})
         page = query.get("page", ["1"])[0]
         if page == "2" and "page2" not in FakeGitHub.limited:
             FakeGitHub.limited.add("page2")
@@ -112,3 +114,15 @@ def test_secondary_limit_and_plain_403(server, tmp_path):
         client.get("/forbidden")
     with pytest.raises(GitHubError, match="HTTP 404"):
         client.get("/repos/acme/missing/issues")
+
+
+def test_fetch_issues_command(server, tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    monkeypatch.delenv("GH_TOKEN", raising=False)
+    FakeGitHub.limited.add("page2")  # no rate limit this time
+    out = tmp_path / "acme__calc.jsonl"
+    assert main(["fetch-issues", "acme/calc", "--api", server, "--output", str(out),
+                 "--cache-dir", str(tmp_path / "c")]) == 0
+    assert [json.loads(line)["number"] for line in out.read_text().splitlines()] == [4, 5, 9]
+    assert "3 issues and pull requests of acme/calc" in capsys.readouterr().out
+    assert "per_page=100" in FakeGitHub.log[0][0] and FakeGitHub.log[0][1] is None
