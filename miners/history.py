@@ -25,6 +25,7 @@ import re
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Iterator
 
 from corpora.records import (TASK_SCHEMA, Filtered, Reject, conform, content_id, dumps_extra, make_filtered,
@@ -42,7 +43,8 @@ DEFAULT_BOT_PATTERNS = (r"\[bot\]", r"\bdependabot\b", r"\brenovate\b", r"github
                         r"\bgreenkeeper\b", r"\bsnyk-bot\b", r"\bpyup-bot\b", r"\bmergify\b", r"\bimgbot\b")
 _PR_MERGE_RE = re.compile(r"^Merge pull request #(\d+)\b")
 _SQUASH_RE = re.compile(r"\(#(\d+)\)\s*$")
-_REVERT_RE = re.compile(r"^Revert\b|\bThis reverts commit [0-9a-f]{7,40}", re.I | re.M)
+_REVERT_SUBJECT_RE = re.compile(r"^(Revert|Reapply) \"|^Revert\b", re.I)
+_REVERT_BODY_RE = re.compile(r"\bThis reverts commit [0-9a-f]{7,40}")
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,7 @@ def classify(commit: dict, cfg: MineConfig) -> tuple[str, int] | tuple[None, str
     author = f"{commit['author_name']} <{commit['author_email']}>"
     if any(re.search(p, author, re.I) for p in cfg.bot_patterns):
         return None, "bot_author"
-    if _REVERT_RE.search(message):
+    if _REVERT_SUBJECT_RE.match(subject) or _REVERT_BODY_RE.search(message):
         return None, "revert"
     parents = commit["parents"]
     if len(parents) > 2:
@@ -266,7 +268,7 @@ def _task(commit: dict, kind: str, number: int, base: str, diff: Diff, statement
           linked: list[int], pr_row: dict | None, config_hash: str) -> dict:
     owner_name = commit["repo"].replace("/", "__")
     instance_id = f"{owner_name}-{number}"
-    created_at, created_source = commit["authored_at"], "commit_author_date"
+    created_at, created_source = utc_iso(commit["authored_at"]), "commit_author_date"
     if pr_row and pr_row.get("created_at"):
         created_at, created_source = pr_row["created_at"], "pr_created_at"
     extra = {"kind": kind, "verifiable_hint": bool(diff.test_files), "linked_issues": linked,
@@ -279,6 +281,11 @@ def _task(commit: dict, kind: str, number: int, base: str, diff: Diff, statement
         "statement_source": source, "merged_commit": commit["sha"], "extra_json": dumps_extra(extra),
         **provenance(commit["repo_uri"], f"commit:{commit['sha']}",
                      sha256_bytes((diff.patch + diff.test_patch).encode("utf-8")), config_hash)})
+
+
+def utc_iso(stamp: str) -> str:
+    """A git ISO-8601 date with offset → UTC ``YYYY-MM-DDTHH:MM:SSZ`` (the form GitHub and SWE-bench use)."""
+    return datetime.fromisoformat(stamp).astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 _KIND_RANK = {"pr_merge": 0, "squash": 1, "issue_commit": 2}

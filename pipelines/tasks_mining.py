@@ -14,7 +14,7 @@ import subprocess
 import apache_beam as beam
 
 from corpora.records import TASK_SCHEMA, make_reject
-from corpora.repos import GitRepo, RepoError, name_from_path, open_repo
+from corpora.repos import GitRepo, RepoError, is_url, name_from_path, open_repo
 from miners.history import (DEFAULT_TEST_RULES, STAGE_LIST, MineConfig, list_commits, mine_commit,
                             pick_instance)
 from miners.issue_links import IssueIndex, read_issues
@@ -50,7 +50,7 @@ def repo_specs(repos_dir: str | None, repos: list[str]) -> list[dict]:
             if os.path.isdir(path):
                 specs[os.path.abspath(path)] = name_from_path(path)
     for spec in repos:
-        key = spec if "://" in spec or "@" in spec else os.path.abspath(spec)
+        key = spec if is_url(spec) else os.path.abspath(spec)
         specs[key] = ""
     return [{"spec": k, "name": v} for k, v in sorted(specs.items())]
 

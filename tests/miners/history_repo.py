@@ -6,9 +6,11 @@ import os
 
 from tests.gitutil import commit_files, git, init_repo
 
-CALC = "def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n\n\ndef div(a, b):\n    return a / b\n"
+CALC = ("def add(a, b):\n    return a + b\n\n\ndef mul(a, b):\n    return a * b\n\n\n"
+        "def div(a, b):\n    return a / b\n")
 TEST = "from pkg.calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
-BOT_ENV = {"GIT_AUTHOR_NAME": "dependabot[bot]", "GIT_AUTHOR_EMAIL": "49699333+dependabot[bot]@users.noreply.github.com"}
+BOT_ENV = {"GIT_AUTHOR_NAME": "dependabot[bot]",
+           "GIT_AUTHOR_EMAIL": "49699333+dependabot[bot]@users.noreply.github.com"}
 
 
 def build_history(root: str) -> dict[str, str]:
@@ -23,7 +25,8 @@ def build_history(root: str) -> dict[str, str]:
     c["pr_a"] = commit_files(repo, {"pkg/calc.py": CALC.replace("return a + b", "return int(a) + int(b)")},
                              "Coerce add arguments")
     c["pr_b"] = commit_files(repo, {"pkg/util.py": "def clamp(x):\n    return max(0, x)\n",
-                                    "tests/test_calc.py": TEST + "\n\ndef test_add_str():\n    assert add('1', 2) == 3\n"},
+                                    "tests/test_calc.py": TEST + "\n\ndef test_add_str():\n"
+                                                                 "    assert add('1', 2) == 3\n"},
                              "Add clamp and a test")
     git(repo, "checkout", "-q", "main")
     c["main_moved"] = commit_files(repo, {"README.md": "calc: a small calculator\n"}, "Reword the README")

@@ -106,6 +106,7 @@ def test_squash_and_issue_commit(hist):
     ic = tasks[hist["issue_commit"]]
     assert ic["instance_id"] == "acme__calc-9" and ic["base_commit"] == hist["squash"]
     assert ic["statement_source"] == "commit_message" and ic["test_patch"] == ""
+    assert ic["created_at"] == "2026-01-01T00:00:00Z"
     assert json.loads(ic["extra_json"])["verifiable_hint"] is False
     for t in tasks.values():
         assert history.patch_applies(hist["repo"], t["base_commit"], t["patch"])
@@ -130,6 +131,23 @@ def test_issues_dump_join(hist, tmp_path):
     assert tasks[hist["squash"]]["statement_source"] == "pr_message"  # PR 7 is not in the dump
     # a dump for another repository does not leak in
     assert IssueIndex.from_dumps([dump]).get("other/repo", 4) is None
+
+
+def test_revert_and_bot_rules():
+    cfg = history.MineConfig()
+    base = {"parents": ["a" * 40], "author_name": "Ann", "author_email": "ann@example.com"}
+    assert history.classify({**base, "message": 'Revert "Fix x (#3)"\n\nThis reverts commit abcdef12.'}, cfg) == (
+        None, "revert")
+    assert history.classify({**base, "message": "Fix x (#3)\n\nRevert the default to 2 as before."}, cfg) == (
+        "squash", 3)
+    assert history.classify({**base, "author_name": "renovate[bot]", "message": "Fix (#4)"}, cfg) == (
+        None, "bot_author")
+    assert history.classify({**base, "author_email": "41898282+github-actions[bot]@users.noreply.github.com",
+                             "message": "Fixes #2"}, cfg) == (None, "bot_author")
+    assert history.classify({**base, "parents": ["a", "b"], "message": "Merge remote-tracking branch 'o/x'"},
+                            cfg) == (None, "branch_merge")
+    assert history.classify({**base, "parents": ["a", "b", "c"], "message": "Merge pull request #1"}, cfg) == (
+        None, "octopus_merge")
 
 
 def test_config_limits(hist):

@@ -3,6 +3,7 @@ import pathlib
 import subprocess
 
 import datasets
+import pytest
 
 from manifests.shards import read_rows
 from miners.history import patch_applies
@@ -11,6 +12,7 @@ from tests.gitutil import git
 from tests.miners.history_repo import build_history, write_issues
 
 PROJECT = pathlib.Path(__file__).resolve().parents[2]
+IN_GIT = subprocess.run(["git", "-C", str(PROJECT), "rev-parse", "HEAD"], capture_output=True).returncode == 0
 
 
 def test_run_tasks_on_repos_dir_with_issues(tmp_path, capsys):
@@ -40,6 +42,7 @@ def test_run_tasks_on_repos_dir_with_issues(tmp_path, capsys):
     assert len(filtered) == 13 and {f["stage"] for f in filtered} == {"history_mine"}
 
 
+@pytest.mark.skipif(not IN_GIT, reason="not a git checkout")
 def test_run_tasks_on_this_projects_history(tmp_path):
     """The project's own history: every commit is accounted for and every emitted task applies at its base."""
     out = tmp_path / "self"
@@ -57,6 +60,7 @@ def test_run_tasks_on_this_projects_history(tmp_path):
         assert patch_applies(str(PROJECT), r["base_commit"], r["test_patch"]), r["instance_id"]
 
 
+@pytest.mark.skipif(not IN_GIT, reason="not a git checkout")
 def test_run_tasks_on_a_clone_of_this_project_with_a_squash_merged_fix(tmp_path):
     """A real tree: a clone of this project plus one squash-merged fix on top yields exactly that task."""
     clone = tmp_path / "acme__swemine"
