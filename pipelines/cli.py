@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "formats": ("pipelines.formats_cmd", "list the trajectory readers and what they detect"),
     "inspect": ("pipelines.inspect_cmd", "schema, counts, a sample row and rejects by reason of a run"),
     "eval-loc": ("pipelines.evalloc_cmd", "score localization predictions against gold (LocAgent metrics)"),
+    "fetch-issues": ("pipelines.fetch_issues_cmd", "dump a GitHub repo's issues as JSONL for `run tasks --issues`"),
 }
 
 

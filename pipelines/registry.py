@@ -4,4 +4,5 @@
 PIPELINES: dict[str, str] = {
     "trajectories": "pipelines.trajectories",
     "localization": "pipelines.localization",
+    "tasks": "pipelines.tasks_mining",
 }
