@@ -22,7 +22,7 @@ from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from manifests.runs import FILTERED_KIND, OutputGroup, Run
+from manifests.runs import FILTERED_KIND, SPLIT_NAMES, OutputGroup, Run
 
 CONTAMINATION_REPORT = "contamination_report.md"
 PROVENANCE_REGISTER = "MANIFEST.jsonl"
@@ -50,10 +50,11 @@ def size_category(rows: int) -> str:
 
 
 def _configs(groups: list[OutputGroup]) -> dict[str, list[OutputGroup]]:
+    """Groups by config name, splits in train / validation / test order."""
     out: dict[str, list[OutputGroup]] = {}
     for g in groups:
         out.setdefault(g.config_name, []).append(g)
-    return out
+    return {name: sorted(members, key=lambda g: SPLIT_NAMES.index(g.split)) for name, members in out.items()}
 
 
 def default_config(groups: list[OutputGroup]) -> str:

@@ -1,0 +1,140 @@
+"""Dataset card: YAML header from the manifest and Arrow schemas, body, and local validation."""
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+import pytest
+import yaml
+
+from corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
+from manifests.card import CardError, publishable_groups, render_card, size_category, validate_card
+from manifests.runs import RunError, load_runs
+from tests.manifests.helpers import make_run
+
+LOC_SCHEMA = pa.schema([pa.field("record_id", pa.string(), nullable=False), pa.field("repo", pa.string()),
+                        pa.field("gold_files", pa.list_(pa.string())), pa.field("dc_file", pa.float32()),
+                        pa.field("spans", pa.list_(pa.struct([pa.field("file", pa.string()),
+                                                              pa.field("start", pa.int32())])))])
+VIEW_SCHEMA = pa.schema([pa.field("record_id", pa.string(), nullable=False), pa.field("prompt", pa.large_string()),
+                         pa.field("error_category", pa.string())])
+
+
+def _header(text: str) -> dict:
+    return yaml.safe_load(text.split("---\n", 2)[1])
+
+
+def _repo_files(runs, include_filtered=False):
+    groups = publishable_groups(runs, include_filtered)
+    return [g.repo_path(s) for g in groups for s in g.shards], groups
+
+
+def test_card_of_real_run(real_run):
+    manifest = json.loads((real_run / "manifest.json").read_text())
+    rows = {o["path"].rsplit("-", 3)[0]: 0 for o in manifest["outputs"]}
+    for o in manifest["outputs"]:
+        rows[o["path"].rsplit("-", 3)[0]] += o["rows"]
+    runs = load_runs(str(real_run))
+    text = render_card(runs, "swemine/swe-agent-trajectories")
+    head = _header(text)
+    assert head["license"] == "other"
+    assert {c["config_name"]: c for c in head["configs"]} == {
+        "trajectories": {"config_name": "trajectories", "default": True,
+                         "data_files": [{"split": "train", "path": "data/train-*-of-*.parquet"}]},
+        "rejects": {"config_name": "rejects",
+                    "data_files": [{"split": "train", "path": "rejects/rejects-*-of-*.parquet"}]}}
+    infos = {i["config_name"]: i for i in head["dataset_info"]}
+    assert infos["trajectories"]["splits"][0]["num_examples"] == rows["data/train"] == 37
+    assert infos["rejects"]["splits"][0]["num_examples"] == rows["rejects/rejects"] == 273
+    assert infos["trajectories"]["download_size"] == sum(o["bytes"] for o in manifest["outputs"]
+                                                         if o["path"].startswith("data/"))
+    assert infos["trajectories"]["splits"][0]["num_bytes"] > infos["trajectories"]["download_size"]  # uncompressed
+    feats = {f["name"]: f for f in infos["trajectories"]["features"]}
+    assert feats["n_steps"] == {"name": "n_steps", "dtype": "int32"}
+    assert feats["resolved"]["dtype"] == "bool"
+    steps = {f["name"]: f for f in feats["steps"]["list"]}
+    assert steps["error_signals"] == {"name": "error_signals", "list": "string"}
+    assert "filtered" not in {c["config_name"] for c in head["configs"]}   # not published by default
+    assert head["size_categories"] == ["n<1K"]
+    # body: sources from the corpora's provenance register, per-stage counts, loading snippet
+    assert "| SWE-agent/SWE-agent | MIT |" in text
+    read = manifest["stages"]["read"]
+    assert f"| read | {read['in']} | {read['out']} | 273 | 0 | rejected: unknown_format (273) |" in text
+    assert 'load_dataset("swemine/swe-agent-trajectories", "trajectories", split="train")' in text
+    assert f"config hash `{manifest['config_hash']}`" in text
+    assert "have **not** been checked against evaluation benchmarks" in text
+    files, groups = _repo_files(runs)
+    validate_card(text, files, groups)
+
+
+def test_validation_catches_bad_headers(real_run):
+    runs = load_runs(str(real_run))
+    text = render_card(runs, "o/n")
+    files, groups = _repo_files(runs)
+    with pytest.raises(CardError, match="num_examples"):
+        validate_card(text.replace("num_examples: 273", "num_examples: 272"), files, groups)
+    with pytest.raises(CardError, match="selects"):
+        validate_card(text, files + ["rejects/rejects-00001-of-00001.parquet"], groups)
+    with pytest.raises(CardError, match="features"):
+        validate_card(text.replace("dtype: int32", "dtype: int64", 1), files, groups)
+    with pytest.raises(CardError, match="YAML"):
+        validate_card(text.replace("license: other", "license: [other", 1), files, groups)
+
+
+def test_folder_of_runs_with_generic_prefixes(tmp_path):
+    """Any output prefix maps to a config; split names come from the prefix; clashing names get the run label."""
+    loc_rows = [{"record_id": f"l{i}", "repo": "psf/requests" if i % 2 else "pallets/flask",
+                 "gold_files": ["a.py"] * (i % 3 + 1), "dc_file": i / 10,
+                 "spans": [{"file": "a.py", "start": i}]} for i in range(7)]
+    make_run(tmp_path / "loc", "localization", {
+        "localization/train": (LOC_SCHEMA, loc_rows[:5]), "localization/test": (LOC_SCHEMA, loc_rows[5:]),
+        "rejects/rejects": (REJECT_SCHEMA, [{"record_id": "r1", "stage": "mine", "reason": "no_patch"}]),
+        "filtered/filtered": (FILTERED_SCHEMA, [{"record_id": "f1", "stage": "decontam", "reason": "swe_bench"}])},
+        stages={"mine": {"in": 8, "out": 7, "rejected": {"no_patch": 1}, "filtered": {}, "info": {}},
+                "decontam": {"in": 7, "out": 7, "rejected": {}, "filtered": {"swe_bench": 1}, "info": {}}})
+    (tmp_path / "loc" / "contamination_report.md").write_text("1 record matched SWE-bench Verified (django).\n")
+    view_rows = [{"record_id": f"v{i}", "prompt": "x" * i, "error_category": "syntax"} for i in range(4)]
+    make_run(tmp_path / "errors", "errors", {
+        "views/diagnosis/train": (VIEW_SCHEMA, view_rows), "views/recovery/train": (VIEW_SCHEMA, view_rows[:2]),
+        "rejects/rejects": (REJECT_SCHEMA, [])}, buckets=2)
+    runs = load_runs(str(tmp_path))
+    assert [r.label for r in runs] == ["errors", "loc"]
+    text = render_card(runs, "org/mixed", include_filtered=True, license="mit")
+    head = _header(text)
+    configs = {c["config_name"]: c["data_files"] for c in head["configs"]}
+    assert configs == {
+        "localization": [{"split": "train", "path": "loc/localization/train-*-of-*.parquet"},
+                         {"split": "test", "path": "loc/localization/test-*-of-*.parquet"}],
+        "views-diagnosis": [{"split": "train", "path": "errors/views/diagnosis/train-*-of-*.parquet"}],
+        "views-recovery": [{"split": "train", "path": "errors/views/recovery/train-*-of-*.parquet"}],
+        "errors-rejects": [{"split": "train", "path": "errors/rejects/rejects-*-of-*.parquet"}],
+        "loc-rejects": [{"split": "train", "path": "loc/rejects/rejects-*-of-*.parquet"}],
+        "filtered": [{"split": "train", "path": "loc/filtered/filtered-*-of-*.parquet"}]}
+    assert [c["config_name"] for c in head["configs"] if c.get("default")] == ["views-diagnosis"]
+    loc = next(i for i in head["dataset_info"] if i["config_name"] == "localization")
+    assert {s["name"]: s["num_examples"] for s in loc["splits"]} == {"train": 5, "test": 2}
+    spans = next(f for f in loc["features"] if f["name"] == "spans")
+    assert spans == {"name": "spans", "list": [{"name": "file", "dtype": "string"},
+                                               {"name": "start", "dtype": "int32"}]}
+    assert head["license"] == "mit"
+    assert "stage **decontam** removed 1 record(s): swe_bench (1)." in text
+    assert "> 1 record matched SWE-bench Verified (django)." in text
+    assert "Repositories the `localization` records are about (2): pallets/flask (3), psf/requests (2)." in text
+    files, groups = _repo_files(runs, include_filtered=True)
+    assert "errors/views/diagnosis/train-00001-of-00002.parquet" in files
+    validate_card(text, files, groups)
+
+
+def test_bad_runs_are_refused(tmp_path, real_run):
+    with pytest.raises(RunError, match="neither a finished run"):
+        load_runs(str(tmp_path))
+    make_run(tmp_path / "r", "p", {"data/train": (VIEW_SCHEMA, [{"record_id": "a"}])})
+    shard = next((tmp_path / "r" / "data").glob("*.parquet"))
+    shard.write_bytes(shard.read_bytes() + b"x")
+    with pytest.raises(RunError, match="size differs"):
+        load_runs(str(tmp_path / "r"))
+
+
+def test_size_categories():
+    assert [size_category(n) for n in (0, 999, 1000, 54_321, 2_000_000)] == \
+        ["n<1K", "n<1K", "1K<n<10K", "10K<n<100K", "1M<n<10M"]
