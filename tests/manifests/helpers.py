@@ -11,10 +11,23 @@ import time
 
 import pyarrow as pa
 
+from corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
 from manifests import manifest as mf
 from manifests.shards import finalize_shards, write_bucket
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
+LOC_SCHEMA = pa.schema([pa.field("record_id", pa.string(), nullable=False), pa.field("repo", pa.string()),
+                        pa.field("gold_files", pa.list_(pa.string())), pa.field("dc_file", pa.float32()),
+                        pa.field("spans", pa.list_(pa.struct([pa.field("file", pa.string()),
+                                                              pa.field("start", pa.int32())])))])
+VIEW_SCHEMA = pa.schema([pa.field("record_id", pa.string(), nullable=False), pa.field("prompt", pa.large_string()),
+                         pa.field("error_category", pa.string())])
+FIM_SCHEMA = pa.schema([pa.field("record_id", pa.string(), nullable=False), pa.field("repo", pa.string()),
+                        pa.field("license", pa.string()),
+                        pa.field("metadata", pa.struct([pa.field("loc", pa.int32()),
+                                                        pa.field("complexity", pa.float64()),
+                                                        pa.field("inferability", pa.float64()),
+                                                        pa.field("fim_score", pa.float64())]))])
 
 
 def make_run(out: pathlib.Path, pipeline: str, outputs: dict[str, tuple[pa.Schema, list[dict]]],
@@ -66,3 +79,29 @@ def load_back(hub_url: str, home: pathlib.Path, repo_id: str, configs: list[str]
                           env=hub_env(hub_url, home), capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def make_mixed_runs(root: pathlib.Path) -> None:
+    """A folder of three runs with other pipelines' prefixes: ``loc/`` (localization train/test splits, a reject, a
+    decontamination drop and its report), ``errors/`` (two view outputs in 2 shards, no rejects) and ``fim/``
+    (FIM samples whose scores sit in a ``metadata`` struct)."""
+    loc_rows = [{"record_id": f"l{i}", "repo": "psf/requests" if i % 2 else "pallets/flask",
+                 "gold_files": ["a.py"] * (i % 3 + 1), "dc_file": i / 10,
+                 "spans": [{"file": "a.py", "start": i}]} for i in range(7)]
+    make_run(root / "loc", "localization", {
+        "localization/train": (LOC_SCHEMA, loc_rows[:5]), "localization/test": (LOC_SCHEMA, loc_rows[5:]),
+        "rejects/rejects": (REJECT_SCHEMA, [{"record_id": "r1", "stage": "mine", "reason": "no_patch"}]),
+        "filtered/filtered": (FILTERED_SCHEMA, [{"record_id": "f1", "stage": "decontam", "reason": "swe_bench",
+                                                 "evidence_json": '{"benchmark": "swe-bench-verified"}'}])},
+        stages={"mine": {"in": 8, "out": 7, "rejected": {"no_patch": 1}, "filtered": {}, "info": {}},
+                "decontam": {"in": 7, "out": 7, "rejected": {}, "filtered": {"swe_bench": 1}, "info": {}}})
+    (root / "loc" / "contamination_report.md").write_text("1 record matched SWE-bench Verified (django).\n")
+    view_rows = [{"record_id": f"v{i}", "prompt": "x" * i, "error_category": ("syntax", "wrong_file")[i % 2]}
+                 for i in range(4)]
+    make_run(root / "errors", "errors", {
+        "views/diagnosis/train": (VIEW_SCHEMA, view_rows), "views/recovery/train": (VIEW_SCHEMA, view_rows[:2]),
+        "rejects/rejects": (REJECT_SCHEMA, [])}, buckets=2)
+    fim_rows = [{"record_id": f"f{i}", "repo": "psf/requests", "license": "Apache-2.0",
+                 "metadata": {"loc": 5 + 3 * i, "complexity": 0.1 * i, "inferability": 1 - 0.1 * i,
+                              "fim_score": 0.05 * i}} for i in range(6)]
+    make_run(root / "fim", "fim", {"fim/train": (FIM_SCHEMA, fim_rows)})

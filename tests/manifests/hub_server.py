@@ -222,7 +222,7 @@ class _Handler(BaseHTTPRequestHandler):
             if repo_id in self.state.repos:  # the Hub's 409 still carries the url
                 return self._json(409, {"error": "You already created this dataset repo",
                                         "url": f"{self._base()}/datasets/{repo_id}"})
-            repo = Repo(repo_id, bool(body.get("private")))
+            repo = Repo(repo_id, body.get("visibility") == "private" or bool(body.get("private")))
             self.state.repos[repo_id] = repo
             self.state.new_commit(repo, "main", {".gitattributes": FileEntry(
                 len(_GITATTRIBUTES), git_blob_oid(_GITATTRIBUTES), content=_GITATTRIBUTES)}, "initial commit")

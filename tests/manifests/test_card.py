@@ -3,22 +3,12 @@ from __future__ import annotations
 
 import json
 
-import pyarrow as pa
 import pytest
 import yaml
 
-from corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
 from manifests.card import CardError, publishable_groups, render_card, size_category, validate_card
 from manifests.runs import RunError, load_runs
-from tests.manifests.helpers import make_run
-
-LOC_SCHEMA = pa.schema([pa.field("record_id", pa.string(), nullable=False), pa.field("repo", pa.string()),
-                        pa.field("gold_files", pa.list_(pa.string())), pa.field("dc_file", pa.float32()),
-                        pa.field("spans", pa.list_(pa.struct([pa.field("file", pa.string()),
-                                                              pa.field("start", pa.int32())])))])
-VIEW_SCHEMA = pa.schema([pa.field("record_id", pa.string(), nullable=False), pa.field("prompt", pa.large_string()),
-                         pa.field("error_category", pa.string())])
-
+from tests.manifests.helpers import VIEW_SCHEMA, make_mixed_runs, make_run
 
 def _header(text: str) -> dict:
     return yaml.safe_load(text.split("---\n", 2)[1])
@@ -83,22 +73,9 @@ def test_validation_catches_bad_headers(real_run):
 
 def test_folder_of_runs_with_generic_prefixes(tmp_path):
     """Any output prefix maps to a config; split names come from the prefix; clashing names get the run label."""
-    loc_rows = [{"record_id": f"l{i}", "repo": "psf/requests" if i % 2 else "pallets/flask",
-                 "gold_files": ["a.py"] * (i % 3 + 1), "dc_file": i / 10,
-                 "spans": [{"file": "a.py", "start": i}]} for i in range(7)]
-    make_run(tmp_path / "loc", "localization", {
-        "localization/train": (LOC_SCHEMA, loc_rows[:5]), "localization/test": (LOC_SCHEMA, loc_rows[5:]),
-        "rejects/rejects": (REJECT_SCHEMA, [{"record_id": "r1", "stage": "mine", "reason": "no_patch"}]),
-        "filtered/filtered": (FILTERED_SCHEMA, [{"record_id": "f1", "stage": "decontam", "reason": "swe_bench"}])},
-        stages={"mine": {"in": 8, "out": 7, "rejected": {"no_patch": 1}, "filtered": {}, "info": {}},
-                "decontam": {"in": 7, "out": 7, "rejected": {}, "filtered": {"swe_bench": 1}, "info": {}}})
-    (tmp_path / "loc" / "contamination_report.md").write_text("1 record matched SWE-bench Verified (django).\n")
-    view_rows = [{"record_id": f"v{i}", "prompt": "x" * i, "error_category": "syntax"} for i in range(4)]
-    make_run(tmp_path / "errors", "errors", {
-        "views/diagnosis/train": (VIEW_SCHEMA, view_rows), "views/recovery/train": (VIEW_SCHEMA, view_rows[:2]),
-        "rejects/rejects": (REJECT_SCHEMA, [])}, buckets=2)
+    make_mixed_runs(tmp_path)
     runs = load_runs(str(tmp_path))
-    assert [r.label for r in runs] == ["errors", "loc"]
+    assert [r.label for r in runs] == ["errors", "fim", "loc"]
     text = render_card(runs, "org/mixed", include_filtered=True, license="mit")
     head = _header(text)
     configs = {c["config_name"]: c["data_files"] for c in head["configs"]}
@@ -109,7 +86,8 @@ def test_folder_of_runs_with_generic_prefixes(tmp_path):
         "views-recovery": [{"split": "train", "path": "errors/views/recovery/train-*-of-*.parquet"}],
         "errors-rejects": [{"split": "train", "path": "errors/rejects/rejects-*-of-*.parquet"}],
         "loc-rejects": [{"split": "train", "path": "loc/rejects/rejects-*-of-*.parquet"}],
-        "filtered": [{"split": "train", "path": "loc/filtered/filtered-*-of-*.parquet"}]}
+        "filtered": [{"split": "train", "path": "loc/filtered/filtered-*-of-*.parquet"}],
+        "fim": [{"split": "train", "path": "fim/fim/train-*-of-*.parquet"}]}
     assert [c["config_name"] for c in head["configs"] if c.get("default")] == ["views-diagnosis"]
     loc = next(i for i in head["dataset_info"] if i["config_name"] == "localization")
     assert {s["name"]: s["num_examples"] for s in loc["splits"]} == {"train": 5, "test": 2}
@@ -117,6 +95,7 @@ def test_folder_of_runs_with_generic_prefixes(tmp_path):
     assert spans == {"name": "spans", "list": [{"name": "file", "dtype": "string"},
                                                {"name": "start", "dtype": "int32"}]}
     assert head["license"] == "mit"
+    assert "Licenses of the `fim` records: Apache-2.0 (6)." in text
     assert "stage **decontam** removed 1 record(s): swe_bench (1)." in text
     assert "> 1 record matched SWE-bench Verified (django)." in text
     assert "Repositories the `localization` records are about (2): pallets/flask (3), psf/requests (2)." in text
