@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "formats": ("pipelines.formats_cmd", "list the trajectory readers and what they detect"),
     "inspect": ("pipelines.inspect_cmd", "schema, counts, a sample row and rejects by reason of a run"),
     "publish": ("pipelines.publish_cmd", "upload a finished run to the Hugging Face Hub with a dataset card"),
+    "report": ("pipelines.report_cmd", "write a static HTML quality report with plots of a finished run"),
 }
 
 
