@@ -36,7 +36,8 @@ class Plot:
     name: str          # stable id, e.g. "trajectory_lengths"
     title: str
     png: bytes
-    caption: str = ""
+    caption: str
+    data: dict         # what was plotted: {label: [values]} for histograms, {category: count} for bars
 
 
 @dataclass
@@ -113,17 +114,19 @@ def _png(draw: Callable, title: str, size=(7.0, 3.6)) -> bytes:
     return buf.getvalue()
 
 
-def _hist(series: dict[str, list[float]], title: str, xlabel: str) -> bytes:
+def hist_plot(name: str, title: str, series: dict[str, list[float]], xlabel: str, caption: str) -> Plot:
+    """Overlaid histograms, one per labelled series."""
     def draw(ax):
         for label, values in series.items():
             ax.hist(values, bins=min(30, max(5, len(set(values)))), alpha=0.6, label=f"{label} (n={len(values)})")
         ax.set_xlabel(xlabel)
         ax.set_ylabel("count")
         ax.legend(fontsize=8)
-    return _png(draw, title)
+    return Plot(name, title, _png(draw, title), caption, series)
 
 
-def _bars(counts: collections.Counter, title: str, xlabel: str = "count") -> bytes:
+def bar_plot(name: str, title: str, counts: collections.Counter, xlabel: str, caption: str) -> Plot:
+    """Horizontal bars of the ``TOP_N`` largest counts."""
     items = counts.most_common(TOP_N)[::-1]
 
     def draw(ax):
@@ -131,7 +134,7 @@ def _bars(counts: collections.Counter, title: str, xlabel: str = "count") -> byt
         for i, (_, v) in enumerate(items):
             ax.text(v, i, f" {v}", va="center", fontsize=8)
         ax.set_xlabel(xlabel)
-    return _png(draw, title, size=(7.0, 1.2 + 0.32 * len(items)))
+    return Plot(name, title, _png(draw, title, size=(7.0, 1.2 + 0.32 * len(items))), caption, dict(counts))
 
 
 # ---------------------------------------------------------------- plots
@@ -162,19 +165,19 @@ def _counts(groups: list[OutputGroup], name: str) -> collections.Counter:
 def _plots_from_records(groups: list[OutputGroup]) -> list[Plot]:
     plots = []
     if lengths := _series(groups, "n_steps"):
-        plots.append(Plot("trajectory_lengths", "Trajectory length", _hist(lengths, "Trajectory length", "steps"),
-                          "Steps per normalized trajectory."))
+        plots.append(hist_plot("trajectory_lengths", "Trajectory length", lengths, "steps",
+                               "Steps per normalized trajectory."))
     for col, name, title in (("harness", "harness_mix", "Harness mix"), ("model_name", "model_mix", "Model mix"),
                              ("resolved", "resolved_labels", "Resolved labels"),
                              ("error_category", "error_categories", "Error categories")):
         if counts := _counts(groups, col):
-            plots.append(Plot(name, title, _bars(counts, title, "records"), f"Records by `{col}`."))
+            plots.append(bar_plot(name, title, counts, "records", f"Records by `{col}`."))
     flags: collections.Counter = collections.Counter()
     for g in groups:
         flags.update(_step_flags(g) or [])
     if flags:
-        plots.append(Plot("error_flags", "Error flags", _bars(flags, "Error flags", "steps / records"),
-                          "Deterministic error flags raised on steps."))
+        plots.append(bar_plot("error_flags", "Error flags", flags, "steps / records",
+                              "Deterministic error flags raised on steps."))
     gold = {}
     for g in groups:
         schema = g.arrow_schema()
@@ -182,20 +185,19 @@ def _plots_from_records(groups: list[OutputGroup]) -> list[Plot]:
             if f.name.startswith("gold_") and pa.types.is_list(f.type) and pa.types.is_string(f.type.value_type):
                 gold[f"{_label(g)}.{f.name}"] = [float(len(v or [])) for v in _values(g, f.name)]
     if gold:
-        plots.append(Plot("gold_set_sizes", "Gold set sizes", _hist(gold, "Gold set sizes", "items per record"),
-                          "Size of each gold list (files, modules, entities, ...) per record."))
+        plots.append(hist_plot("gold_set_sizes", "Gold set sizes", gold, "items per record",
+                               "Size of each gold list (files, modules, entities, ...) per record."))
     ratios = {}
     for g in groups:
         for f in g.arrow_schema():
             if f.name.startswith("dc_") and (nums := _numbers(_values(g, f.name))):
                 ratios[f"{_label(g)}.{f.name}"] = nums
     if ratios:
-        plots.append(Plot("discovery_commit_ratios", "Discovery/commit ratios",
-                          _hist(ratios, "Discovery/commit ratios", "ratio"),
-                          "Share of discovered gold locations that were committed."))
+        plots.append(hist_plot("discovery_commit_ratios", "Discovery/commit ratios", ratios, "ratio",
+                               "Share of discovered gold locations that were committed."))
     for col, title in FIM_FIELDS:
         if series := _series(groups, col):
-            plots.append(Plot(f"fim_{col}", title, _hist(series, title, col), f"Distribution of `{col}`."))
+            plots.append(hist_plot(f"fim_{col}", title, series, col, f"Distribution of `{col}`."))
     return plots
 
 
@@ -209,12 +211,11 @@ def _plots_from_manifests(runs: list[Run]) -> list[Plot]:
                 filtered[f"{stage}: {reason}"] += n
     plots = []
     if rejected:
-        plots.append(Plot("rejects_by_reason", "Rejects by reason", _bars(rejected, "Rejects by reason", "items"),
-                          "Inputs that could not be used, by stage and reason (from the manifests)."))
+        plots.append(bar_plot("rejects_by_reason", "Rejects by reason", rejected, "items",
+                              "Inputs that could not be used, by stage and reason (from the manifests)."))
     if filtered:
-        plots.append(Plot("drops_by_reason", "Filter drops by reason", _bars(filtered, "Filter drops by reason",
-                                                                            "records"),
-                          "Records removed by filters, by stage and rule (from the manifests)."))
+        plots.append(bar_plot("drops_by_reason", "Filter drops by reason", filtered, "records",
+                              "Records removed by filters, by stage and rule (from the manifests)."))
     return plots
 
 
@@ -244,9 +245,8 @@ def build_report(source: str) -> Report:
     records = [g for g in groups if g.kind not in (REJECTS_KIND, FILTERED_KIND) and g.rows]
     report = Report(runs, _plots_from_records(records) + _plots_from_manifests(runs))
     if hits := _decontamination_hits(groups):
-        report.plots.append(Plot("decontamination_hits", "Decontamination hits by benchmark",
-                                 _bars(hits, "Decontamination hits by benchmark", "records"),
-                                 "Records dropped because they overlap an evaluation benchmark."))
+        report.plots.append(bar_plot("decontamination_hits", "Decontamination hits by benchmark", hits, "records",
+                                     "Records dropped because they overlap an evaluation benchmark."))
     return report
 
 
