@@ -1,8 +1,8 @@
 """Publish finished runs to the Hugging Face Hub as a dataset repository, resumably.
 
 :func:`build_plan` reads the run(s), checks every shard against its manifest sha256, renders and validates the
-card, and lists what goes where (no network). :func:`publish` then creates the repo (and branch), lists what the
-remote already holds, uploads the missing shards in commits of at most ``max_files_per_commit`` files, and makes
+card, and lists what goes where (no network). :func:`publish` then creates the repo (and branch), has the Hub validate the card,
+lists what the remote already holds, uploads the missing shards in commits of at most ``max_files_per_commit`` files, and makes
 a final commit with ``README.md`` and the manifest(s), then tags it. A file already on the remote with the same
 content (LFS sha256, or git blob id for small files) is skipped, so re-running after an interruption uploads only
 what is missing; LFS objects uploaded by an interrupted commit are not sent again either (the LFS batch answer
@@ -236,6 +236,8 @@ def publish(plan: Plan, api: HfApi, *, max_files_per_commit: int = DEFAULT_FILES
     result = PublishResult(tag=plan.tag)
     backoff.call(lambda: api.create_repo(plan.repo_id, repo_type=REPO_TYPE, private=plan.private, exist_ok=True),
                  "create_repo")
+    # the Hub's own card check, before any shard moves (create_commit repeats it for the final commit)
+    backoff.call(lambda: api._validate_yaml(plan.card, repo_type=REPO_TYPE), "validate card")
     if plan.revision != "main":
         backoff.call(lambda: api.create_branch(plan.repo_id, branch=plan.revision, repo_type=REPO_TYPE,
                                                exist_ok=True), "create_branch")

@@ -36,11 +36,17 @@ def main(args) -> int:
         print("\n--- README.md ---\n" + plan.card)
         return 0
     from huggingface_hub import HfApi, get_token
+    from huggingface_hub.errors import HfHubHTTPError
 
     if get_token() is None:
         print("cannot publish: no Hugging Face token (set HF_TOKEN or run `hf auth login`)", file=sys.stderr)
         return 2
-    result = publish(plan, HfApi(), max_files_per_commit=args.max_files_per_commit)
+    try:
+        result = publish(plan, HfApi(), max_files_per_commit=args.max_files_per_commit)
+    except (HfHubHTTPError, OSError, RuntimeError, ValueError) as err:
+        print(f"publish stopped: {type(err).__name__}: {err}\nre-run the same command to resume; files already on "
+              "the Hub are skipped", file=sys.stderr)
+        return 1
     print(f"datasets/{plan.repo_id}@{plan.revision}: uploaded {len(result.uploaded)} file(s), skipped "
           f"{len(result.skipped)} already present, {len(result.commits)} commit(s), tag {result.tag}")
     return 0

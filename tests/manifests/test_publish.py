@@ -92,6 +92,14 @@ def test_folder_of_runs_loads_back_per_config(hub, hub_api, tmp_path):
     assert loaded["fim"]["_columns"] == ["license", "metadata", "record_id", "repo"]
 
 
+def test_card_rejected_by_the_hub_stops_before_any_upload(real_run, hub, hub_api):
+    plan = build_plan(str(real_run), "org/badcard")
+    plan.card = plan.card.replace("- config_name: rejects", "- name: rejects", 1)
+    with pytest.raises(ValueError, match='needs a "config_name"'):
+        publish(plan, hub_api, backoff=FAST)
+    assert not hub.state.put_attempts and set(hub.files("org/badcard")) == {".gitattributes"}
+
+
 def test_dry_run_makes_no_network_call(real_run, monkeypatch, capsys):
     def refuse(*args, **kwargs):
         raise AssertionError("network call during --dry-run")
