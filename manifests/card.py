@@ -180,11 +180,10 @@ def _fmt_bytes(n: int) -> str:
 
 
 def _describe(group: OutputGroup) -> str:
-    for key in (group.config_name, group.run.manifest.get("pipeline", ""), group.kind):
-        for name, text in _DESCRIPTIONS.items():
-            if key == name or key.endswith("-" + name) or key.startswith(name):
-                return text
-    return f"output `{group.prefix}` of the `{group.run.manifest.get('pipeline')}` pipeline"
+    """What a config holds: by its prefix folder, else (for ``data/*``) by the pipeline that wrote it."""
+    pipeline = group.run.manifest.get("pipeline", "")
+    text = _DESCRIPTIONS.get(group.kind) or _DESCRIPTIONS.get(pipeline)
+    return text or f"output `{group.prefix}` of the `{pipeline}` pipeline"
 
 
 def _reasons(counts: dict) -> str:

@@ -1,14 +1,14 @@
 """Publish finished runs to the Hugging Face Hub as a dataset repository, resumably.
 
 :func:`build_plan` reads the run(s), checks every shard against its manifest sha256, renders and validates the
-card, and lists what goes where (no network). :func:`publish` then creates the repo (and branch), has the Hub validate the card,
-lists what the remote already holds, uploads the missing shards in commits of at most ``max_files_per_commit`` files, and makes
-a final commit with ``README.md`` and the manifest(s), then tags it. A file already on the remote with the same
-content (LFS sha256, or git blob id for small files) is skipped, so re-running after an interruption uploads only
-what is missing; LFS objects uploaded by an interrupted commit are not sent again either (the LFS batch answer
-has no upload action for them). Commits are retried with exponential backoff on 429 / 5xx / dropped connections.
-The token is whatever ``huggingface_hub`` resolves (``HF_TOKEN``, the saved login); this module never reads,
-prints or writes it.
+card, and lists what goes where (no network). :func:`publish` then creates the repo (and branch), has the Hub
+validate the card, lists what the remote already holds, uploads the missing shards in commits of at most
+``max_files_per_commit`` files, and makes a final commit with ``README.md`` and the manifest(s), then tags it.
+A file already on the remote with the same content (LFS sha256, or git blob id for small files) is skipped, so
+re-running after an interruption uploads only what is missing; LFS objects uploaded by an interrupted commit are
+not sent again either (the LFS batch answer has no upload action for them). Commits are retried with exponential
+backoff on 429 / 5xx / dropped connections. The token is whatever ``huggingface_hub`` resolves (``HF_TOKEN``, the
+saved login); this module never reads, prints or writes it.
 """
 from __future__ import annotations
 

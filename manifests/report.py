@@ -86,7 +86,8 @@ def _step_flags(group: OutputGroup) -> list[str] | None:
             return [v for row in _values(group, name) for v in (row or [])]
     if "steps" in schema.names:
         t = schema.field("steps").type
-        if pa.types.is_list(t) and pa.types.is_struct(t.value_type) and t.value_type.get_field_index("error_signals") >= 0:
+        if (pa.types.is_list(t) and pa.types.is_struct(t.value_type)
+                and t.value_type.get_field_index("error_signals") >= 0):
             out: list[str] = []
             for s in group.shards:
                 steps = pc.list_flatten(pq.read_table(s.local, columns=["steps"]).column("steps"))

@@ -83,7 +83,8 @@ def test_folder_of_runs_loads_back_per_config(hub, hub_api, tmp_path):
     assert len(result.commits) == 2 and plan.tag.startswith("swemine-")
     files = set(hub.files("org/mixed"))
     assert {"errors/manifest.json", "fim/manifest.json", "loc/manifest.json", "README.md",
-            "errors/views/diagnosis/train-00001-of-00002.parquet", "loc/localization/test-00000-of-00001.parquet"} <= files
+            "errors/views/diagnosis/train-00001-of-00002.parquet",
+            "loc/localization/test-00000-of-00001.parquet"} <= files
     assert not any(f.startswith("loc/filtered/") for f in files)
     loaded = load_back(hub.url, tmp_path / "hf", "org/mixed", ["localization", "views-diagnosis", "fim", "loc-rejects"])
     assert {c: {k: v for k, v in d.items() if k != "_columns"} for c, d in loaded.items()} == {
