@@ -123,6 +123,8 @@ def test_cli_publishes_private_branch_with_token_from_env(real_run, hub, tmp_pat
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "uploaded 6 file(s), skipped 0 already present, 3 commit(s), tag v1" in proc.stdout
     assert token not in proc.stdout + proc.stderr
+    written = [p for base in (real_run, tmp_path) for p in base.rglob("*") if p.is_file()]
+    assert written and not [p for p in written if token.encode() in p.read_bytes()]
     assert hub.state.auth_headers == {f"Bearer {token}"}
     repo = hub.state.repos["org/cli"]
     assert repo.private and set(hub.files("org/cli", "main")) == {".gitattributes"}
