@@ -265,6 +265,9 @@ def render_body(runs: list[Run], groups: list[OutputGroup], repo_id: str,
     for g in groups:
         lines.append(f"| `{g.config_name}` | {g.split} | {g.rows} | {len(g.shards)} | {_fmt_bytes(g.bytes)} "
                      f"| {_describe(g)} |")
+    empty = [f"`{g.run.repo_dir}{g.prefix}`" for r in runs for g in r.groups if not g.rows]
+    if empty:
+        lines += ["", f"Empty outputs, not published: {', '.join(empty)}."]
     lines += ["", "## Loading", "", "```python", "from datasets import load_dataset", "",
               f'ds = load_dataset("{repo_id}", "{default}", split="train")']
     for name in sorted({g.config_name for g in groups} - {default}):
@@ -307,9 +310,9 @@ def render_body(runs: list[Run], groups: list[OutputGroup], repo_id: str,
 
 
 def publishable_groups(runs: list[Run], include_filtered: bool = False) -> list[OutputGroup]:
-    """The groups that go to the Hub: all outputs and rejects; filtered records (which may hold secrets or
-    benchmark text) only when asked for."""
-    return [g for r in runs for g in r.groups if include_filtered or g.kind != FILTERED_KIND]
+    """The groups that go to the Hub: all non-empty outputs and rejects; filtered records (which may hold secrets
+    or benchmark text) only when asked for. Empty outputs are left out: ``datasets`` cannot load a 0-row shard."""
+    return [g for r in runs for g in r.groups if g.rows and (include_filtered or g.kind != FILTERED_KIND)]
 
 
 def render_card(runs: list[Run], repo_id: str, *, license: str = DEFAULT_LICENSE, include_filtered: bool = False,

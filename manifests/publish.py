@@ -109,6 +109,8 @@ def build_plan(source: str, repo_id: str, *, revision: str = "main", tag: str | 
     """Read and check the run(s) under ``source`` and plan their upload to ``repo_id``; raise on a bad run."""
     runs = load_runs(source)
     groups = cardlib.publishable_groups(runs, include_filtered)
+    if not groups:
+        raise RunError(f"{source}: every output is empty; nothing to publish")
     shards, configs = [], {}
     for g in groups:
         c = configs.setdefault(g.config_name, {"splits": {}, "files": 0, "bytes": 0})

@@ -22,7 +22,7 @@ def _manifest(run) -> dict:
 
 
 def _expected_files(run) -> set[str]:
-    return {o["path"] for o in _manifest(run)["outputs"] if not o["path"].startswith("filtered/")} | \
+    return {o["path"] for o in _manifest(run)["outputs"] if o["rows"] and not o["path"].startswith("filtered/")} | \
         {"README.md", "manifest.json", ".gitattributes"}
 
 
@@ -37,13 +37,14 @@ def test_transient_faults_are_retried_and_nothing_is_uploaded_twice(real_run, hu
     files = hub.files("org/traj")
     assert set(files) == _expected_files(real_run)
     shard_oids = {f.sha256 for f in plan.shards}
-    assert len(shard_oids) == 4 and {files[f.path_in_repo].lfs_sha256 for f in plan.shards} == shard_oids
+    n = len(shard_oids)
+    assert n >= 3 and {files[f.path_in_repo].lfs_sha256 for f in plan.shards} == shard_oids
     assert dict(hub.state.put_completed) == {oid: 1 for oid in shard_oids}
-    assert sorted(hub.state.put_attempts.values()) == [1, 1, 1, 2]          # the dropped PUT was sent again
+    assert sorted(hub.state.put_attempts.values()) == [1] * (n - 1) + [2]   # the dropped PUT was sent again
     statuses = [s for _, path, s in hub.state.log if "/commit/" in path or "/preupload/" in path]
     assert 429 in statuses and 500 in statuses
     assert any(s == 0 and path.startswith("/_lfs/upload/") for _, path, s in hub.state.log)
-    assert len(result.commits) == 3                                         # 2 + 2 shards, then card + manifest
+    assert len(result.commits) == -(-n // 2) + 1                             # 2 shards a commit, then the card
     assert result.uploaded[-2:] == ["manifest.json", "README.md"]
     assert any(path == "/api/validate-yaml" and s == 200 for _, path, s in hub.state.log)
     assert hub.content("org/traj", "README.md").decode() == plan.card
@@ -52,10 +53,11 @@ def test_transient_faults_are_retried_and_nothing_is_uploaded_twice(real_run, hu
     assert hub.state.auth_headers == {"Bearer hf_test_token"}
     # publishing the same run again changes nothing
     again = publish(plan, hub_api, max_files_per_commit=2, backoff=FAST)
-    assert again.commits == [] and len(again.skipped) == 6
-    loaded = load_back(hub.url, tmp_path / "hf", "org/traj", ["trajectories", "rejects"])
+    assert again.commits == [] and len(again.skipped) == n + 2
+    loaded = load_back(hub.url, tmp_path / "hf", "org/traj", list(plan.configs))
     assert loaded["trajectories"]["train"] == _rows(real_run, "data/") == 37
-    assert loaded["rejects"]["train"] == _rows(real_run, "rejects/") == 273
+    assert set(loaded) == {"trajectories"} | ({"rejects"} if _rows(real_run, "rejects/") else set())
+    assert loaded.get("rejects", {"train": 0})["train"] == _rows(real_run, "rejects/")
     assert "steps" in loaded["trajectories"]["_columns"]
 
 
@@ -67,7 +69,7 @@ def test_interrupted_publish_resumes_without_reuploading(real_run, hub, hub_api)
     assert is_transient(err.value)
     committed = set(hub.files("org/resume"))
     assert committed == {".gitattributes"} | {f.path_in_repo for f in plan.shards[:2]}
-    assert len(hub.state.put_completed) == 4                                 # batch 2 reached LFS, not a commit
+    assert len(hub.state.put_completed) == min(4, len(plan.shards))          # batch 2 reached LFS, not a commit
     hub.state.faults = []
     result = publish(plan, hub_api, max_files_per_commit=2, backoff=FAST)
     assert result.skipped == [f.path_in_repo for f in plan.shards[:2]]
@@ -95,7 +97,7 @@ def test_folder_of_runs_loads_back_per_config(hub, hub_api, tmp_path):
 
 def test_card_rejected_by_the_hub_stops_before_any_upload(real_run, hub, hub_api):
     plan = build_plan(str(real_run), "org/badcard")
-    plan.card = plan.card.replace("- config_name: rejects", "- name: rejects", 1)
+    plan.card = plan.card.replace("- config_name: trajectories", "- name: trajectories", 1)
     with pytest.raises(ValueError, match='needs a "config_name"'):
         publish(plan, hub_api, backoff=FAST)
     assert not hub.state.put_attempts and set(hub.files("org/badcard")) == {".gitattributes"}
@@ -109,7 +111,8 @@ def test_dry_run_makes_no_network_call(real_run, monkeypatch, capsys):
     assert cli_main(["publish", str(real_run), "--repo-id", "org/dry", "--dry-run",
                      "--max-files-per-commit", "3"]) == 0
     out = capsys.readouterr().out
-    assert "4 shard(s)" in out and "in at most 3 commit(s) (<= 3 files each" in out
+    n = len(_expected_files(real_run)) - 3
+    assert f"{n} shard(s)" in out and f"in at most {-(-n // 3) + 1} commit(s) (<= 3 files each" in out
     assert "config trajectories: train=37 rows in 3 file(s)" in out
     assert "final commit: README.md" in out and "config_name: trajectories" in out
 
@@ -121,7 +124,8 @@ def test_cli_publishes_private_branch_with_token_from_env(real_run, hub, tmp_pat
            "--revision", "dev", "--tag", "v1", "--max-files-per-commit", "3"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "uploaded 6 file(s), skipped 0 already present, 3 commit(s), tag v1" in proc.stdout
+    n = len(_expected_files(real_run)) - 3
+    assert f"uploaded {n + 2} file(s), skipped 0 already present, {-(-n // 3) + 1} commit(s), tag v1" in proc.stdout
     assert token not in proc.stdout + proc.stderr
     written = [p for base in (real_run, tmp_path) for p in base.rglob("*") if p.is_file()]
     assert written and not [p for p in written if token.encode() in p.read_bytes()]

@@ -31,6 +31,10 @@ def _embedded_images(page: str) -> list[Image.Image]:
     return images
 
 
+def _manifest(run) -> dict:
+    return json.loads((run / "manifest.json").read_text())
+
+
 def _assert_offline(page: str) -> None:
     assert not re.search(r"(src|href)\s*=\s*['\"](?!data:|#)", page)
     assert "<script" not in page and "@import" not in page and "url(" not in page
@@ -43,19 +47,24 @@ def test_report_of_real_run(real_run, capsys):
     report = build_report(str(real_run))
     assert f"{real_run / 'report.html'}: {len(report.plots)} plot(s)" in out
     names = report.plot_names
-    assert {"trajectory_lengths", "harness_mix", "model_mix", "resolved_labels", "rejects_by_reason"} <= set(names)
+    assert {"trajectory_lengths", "harness_mix", "model_mix", "resolved_labels"} <= set(names)
     assert not {"fim_loc", "gold_set_sizes", "decontamination_hits", "drops_by_reason"} & set(names)
     plots = {p.name: p for p in report.plots}
     steps = [n for s in sorted((real_run / "data").glob("*.parquet"))
              for n in pq.read_table(s, columns=["n_steps"]).column("n_steps").to_pylist()]
     assert sorted(plots["trajectory_lengths"].data["trajectories"]) == sorted(float(n) for n in steps)
     assert plots["harness_mix"].data == {"swe-agent": 37}
-    assert plots["rejects_by_reason"].data == {"read: unknown_format": 273}
+    rejected = {f"{stage}: {reason}": n for stage, s in _manifest(real_run)["stages"].items()
+                for reason, n in s["rejected"].items()}
+    assert plots["rejects_by_reason"].data == rejected if rejected else "rejects_by_reason" not in plots
+    resolved = [v for s in sorted((real_run / "data").glob("*.parquet"))
+                for v in pq.read_table(s, columns=["resolved"]).column("resolved").to_pylist()]
+    assert plots["resolved_labels"].data == {k: resolved.count(v) for k, v in
+                                             (("(none)", None), (True, True), (False, False)) if v in resolved}
     images = _embedded_images(page)
     assert len(images) == len(names) and all(img.width >= 600 and img.height >= 100 for img in images)
     _assert_offline(page)
-    manifest = json.loads((real_run / "manifest.json").read_text())
-    assert manifest["run_id"] in page
+    assert _manifest(real_run)["run_id"] in page
 
 
 def test_report_finds_other_pipelines_columns(tmp_path):
