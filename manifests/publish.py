@@ -3,7 +3,8 @@
 :func:`build_plan` reads the run(s), checks every shard against its manifest sha256, renders and validates the
 card, and lists what goes where (no network). :func:`publish` then creates the repo (and branch), has the Hub
 validate the card, lists what the remote already holds, uploads the missing shards in commits of at most
-``max_files_per_commit`` files, and makes a final commit with ``README.md`` and the manifest(s), then tags it.
+``max_files_per_commit`` files, and makes a final commit with ``README.md`` and the manifest(s), then tags it
+(one tag per run: its run id, unless a tag is given).
 A file already on the remote with the same content (LFS sha256, or git blob id for small files) is skipped, so
 re-running after an interruption uploads only what is missing; LFS objects uploaded by an interrupted commit are
 not sent again either (the LFS batch answer has no upload action for them). Commits are retried with exponential
@@ -23,7 +24,7 @@ from huggingface_hub.errors import EntryNotFoundError, RevisionNotFoundError
 from huggingface_hub.utils.sha import git_hash
 
 from manifests import card as cardlib
-from manifests.manifest import MANIFEST_NAME, config_hash
+from manifests.manifest import MANIFEST_NAME
 from manifests.runs import Run, RunError, load_runs
 
 log = logging.getLogger("swemine.publish")
@@ -59,7 +60,7 @@ class Plan:
     """What :func:`publish` will do, computed without any network call."""
     repo_id: str
     revision: str
-    tag: str
+    tags: list[str]                   # created on the final commit
     private: bool
     shards: list[PlannedFile]
     final: list[PlannedFile]          # README.md + manifest(s), committed last
@@ -71,7 +72,7 @@ class Plan:
         n_commits = -(-len(self.shards) // max(1, max_files_per_commit)) + 1
         total = sum(f.size for f in self.shards)
         lines = [f"repo: datasets/{self.repo_id} ({'private' if self.private else 'public'}), "
-                 f"revision {self.revision}, tag {self.tag}",
+                 f"revision {self.revision}, tag(s) {', '.join(self.tags)}",
                  f"{len(self.shards)} shard(s), {total} bytes, in at most {n_commits} commit(s) "
                  f"(<= {max_files_per_commit} files each, files already on the remote are skipped)"]
         for name, c in self.configs.items():
@@ -96,11 +97,6 @@ def _bytes_file(path_in_repo: str, content: bytes) -> PlannedFile:
     return PlannedFile(path_in_repo, len(content), hashlib.sha256(content).hexdigest(), content=content)
 
 
-def default_tag(runs: list[Run]) -> str:
-    """One run: its run id; several: ``swemine-<hash of the run ids>``."""
-    if len(runs) == 1:
-        return runs[0].manifest["run_id"]
-    return "swemine-" + config_hash({"runs": sorted(r.manifest["run_id"] for r in runs)})
 
 
 def build_plan(source: str, repo_id: str, *, revision: str = "main", tag: str | None = None, private: bool = False,
@@ -128,8 +124,9 @@ def build_plan(source: str, repo_id: str, *, revision: str = "main", tag: str | 
         with open(run.manifest_path, "rb") as fh:
             final.append(_bytes_file(f"{run.repo_dir}{MANIFEST_NAME}", fh.read()))
     final.append(_bytes_file("README.md", card.encode("utf-8")))
-    return Plan(repo_id=repo_id, revision=revision, tag=tag or default_tag(runs), private=private, shards=shards,
-                final=final, configs=configs, card=card)
+    tags = [tag] if tag else [r.manifest["run_id"] for r in runs]
+    return Plan(repo_id=repo_id, revision=revision, tags=tags, private=private, shards=shards, final=final,
+                configs=configs, card=card)
 
 
 # ---------------------------------------------------------------- retries
@@ -201,7 +198,7 @@ class PublishResult:
     uploaded: list[str] = field(default_factory=list)   # paths committed by this call
     skipped: list[str] = field(default_factory=list)    # paths already on the remote with the same content
     commits: list[str] = field(default_factory=list)    # commit oids made by this call
-    tag: str = ""
+    tags: list[str] = field(default_factory=list)
 
 
 def remote_files(api: HfApi, repo_id: str, revision: str) -> dict[str, tuple[str | None, str]]:
@@ -235,7 +232,8 @@ def publish(plan: Plan, api: HfApi, *, max_files_per_commit: int = DEFAULT_FILES
     """Carry out ``plan`` against the Hub behind ``api``; safe to re-run after any interruption."""
     if max_files_per_commit < 1:
         raise ValueError("max_files_per_commit must be >= 1")
-    result = PublishResult(tag=plan.tag)
+    result = PublishResult(tags=list(plan.tags))
+    label = ", ".join(plan.tags)
     backoff.call(lambda: api.create_repo(plan.repo_id, repo_type=REPO_TYPE, private=plan.private, exist_ok=True),
                  "create_repo")
     # the Hub's own card check, before any shard moves (create_commit repeats it for the final commit)
@@ -251,7 +249,7 @@ def publish(plan: Plan, api: HfApi, *, max_files_per_commit: int = DEFAULT_FILES
     n_batches = -(-len(pending) // max_files_per_commit)
     for i in range(n_batches):
         batch = pending[i * max_files_per_commit:(i + 1) * max_files_per_commit]
-        oid = _commit(api, plan, batch, f"swemine: add {len(batch)} shard(s) ({i + 1}/{n_batches}) for {plan.tag}",
+        oid = _commit(api, plan, batch, f"swemine: add {len(batch)} shard(s) ({i + 1}/{n_batches}) for {label}",
                       backoff)
         result.commits.append(oid)
         result.uploaded += [f.path_in_repo for f in batch]
@@ -259,10 +257,11 @@ def publish(plan: Plan, api: HfApi, *, max_files_per_commit: int = DEFAULT_FILES
     final = [f for f in plan.final if not _same(f, remote)]
     result.skipped += [f.path_in_repo for f in plan.final if f not in final]
     if final:
-        result.commits.append(_commit(api, plan, final, f"swemine: dataset card and manifest for {plan.tag}", backoff))
+        result.commits.append(_commit(api, plan, final, f"swemine: dataset card and manifest for {label}", backoff))
         result.uploaded += [f.path_in_repo for f in final]
     head = result.commits[-1] if result.commits else plan.revision
-    backoff.call(lambda: api.create_tag(plan.repo_id, tag=plan.tag, revision=head, repo_type=REPO_TYPE,
-                                        exist_ok=True), "create_tag")
+    for tag in plan.tags:
+        backoff.call(lambda: api.create_tag(plan.repo_id, tag=tag, revision=head, repo_type=REPO_TYPE,
+                                            exist_ok=True), f"create_tag {tag}")
     return result
 

@@ -14,7 +14,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repo-id", required=True, help="dataset repository, e.g. org/name")
     parser.add_argument("--private", action="store_true", help="create the repository as private")
     parser.add_argument("--revision", default="main", help="branch to commit to (created if missing)")
-    parser.add_argument("--tag", default=None, help="tag for this publication (default: the run id)")
+    parser.add_argument("--tag", default=None, help="tag for this publication (default: one tag per run, its run id)")
     parser.add_argument("--license", default=cardlib.DEFAULT_LICENSE, help="license id for the card header")
     parser.add_argument("--include-filtered", action="store_true",
                         help="also publish filtered records (they may hold secrets or benchmark text)")
@@ -48,5 +48,5 @@ def main(args) -> int:
               "the Hub are skipped", file=sys.stderr)
         return 1
     print(f"datasets/{plan.repo_id}@{plan.revision}: uploaded {len(result.uploaded)} file(s), skipped "
-          f"{len(result.skipped)} already present, {len(result.commits)} commit(s), tag {result.tag}")
+          f"{len(result.skipped)} already present, {len(result.commits)} commit(s), tag(s) {', '.join(result.tags)}")
     return 0

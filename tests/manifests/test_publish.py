@@ -48,8 +48,7 @@ def test_transient_faults_are_retried_and_nothing_is_uploaded_twice(real_run, hu
     assert result.uploaded[-2:] == ["manifest.json", "README.md"]
     assert any(path == "/api/validate-yaml" and s == 200 for _, path, s in hub.state.log)
     assert hub.content("org/traj", "README.md").decode() == plan.card
-    assert hub.state.repos["org/traj"].tags == {plan.tag: hub.state.repos["org/traj"].refs["main"]}
-    assert plan.tag == _manifest(real_run)["run_id"]
+    assert hub.state.repos["org/traj"].tags == {_manifest(real_run)["run_id"]: hub.state.repos["org/traj"].refs["main"]}
     assert hub.state.auth_headers == {"Bearer hf_test_token"}
     # publishing the same run again changes nothing
     again = publish(plan, hub_api, max_files_per_commit=2, backoff=FAST)
@@ -82,7 +81,10 @@ def test_folder_of_runs_loads_back_per_config(hub, hub_api, tmp_path):
     make_mixed_runs(tmp_path / "runs")
     plan = build_plan(str(tmp_path / "runs"), "org/mixed")
     result = publish(plan, hub_api, max_files_per_commit=50, backoff=FAST)
-    assert len(result.commits) == 2 and plan.tag.startswith("swemine-")
+    assert len(result.commits) == 2
+    head = hub.state.repos["org/mixed"].refs["main"]
+    assert hub.state.repos["org/mixed"].tags == {json.loads((tmp_path / "runs" / r / "manifest.json").read_text())
+                                                 ["run_id"]: head for r in ("errors", "fim", "loc")}
     files = set(hub.files("org/mixed"))
     assert {"errors/manifest.json", "fim/manifest.json", "loc/manifest.json", "README.md",
             "errors/views/diagnosis/train-00001-of-00002.parquet",
@@ -125,7 +127,7 @@ def test_cli_publishes_private_branch_with_token_from_env(real_run, hub, tmp_pat
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     n = len(_expected_files(real_run)) - 3
-    assert f"uploaded {n + 2} file(s), skipped 0 already present, {-(-n // 3) + 1} commit(s), tag v1" in proc.stdout
+    assert f"uploaded {n + 2} file(s), skipped 0 already present, {-(-n // 3) + 1} commit(s), tag(s) v1" in proc.stdout
     assert token not in proc.stdout + proc.stderr
     written = [p for base in (real_run, tmp_path) for p in base.rglob("*") if p.is_file()]
     assert written and not [p for p in written if token.encode() in p.read_bytes()]
