@@ -228,7 +228,7 @@ def _limitations(runs: list[Run], groups: list[OutputGroup]) -> list[str]:
     rejected = sum(sum(s.get("rejected", {}).values()) for r in runs for s in r.manifest.get("stages", {}).values())
     if rejected:
         lines.append(f"- {rejected} input item(s) were rejected (unknown format, parse errors, ...); they are listed "
-                     "with their reason in the `rejects` config, not silently dropped.")
+                     "with their reason in the rejects config(s), not silently dropped.")
     for g in groups:
         if "resolved" in g.arrow_schema().names and g.rows:
             unlabelled = sum(pq.read_table(s.local, columns=["resolved"]).column("resolved").null_count
