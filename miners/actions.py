@@ -13,7 +13,8 @@ import shlex
 from typing import Any
 
 #: Roles that are not the acting agent (observations, prompts, tool output).
-NON_ACTOR_ROLES = frozenset({"user", "system", "tool", "human", "environment", "observation", "function"})
+NON_ACTOR_ROLES = frozenset({"user", "system", "tool", "human", "environment", "observation", "function",
+                             "computer_terminal", "computerterminal"})
 
 FINISH_TOOLS = frozenset({"submit", "finish", "Finish", "FinishArgs", "AgentFinishAction", "reject", "Reject"})
 EDIT_TOOLS = frozenset({"edit", "create", "insert", "str_replace", "append", "write", "write_file", "edit_file",

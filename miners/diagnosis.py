@@ -174,7 +174,7 @@ _QUOTE_RES: dict[str, re.Pattern] = {
 }
 _TB_FILE_RE = re.compile(r'File "([^"]+)", line (\d+)')
 #: Decisive-step preference in failed runs: gold-file misses first, then execution failures, then process errors.
-_GOLD_ORDER = (ErrorFlag.WRONG_FILE_EDIT, ErrorFlag.LOCALIZATION_MISS)
+_GOLD_ORDER = (ErrorFlag.WRONG_FILE_EDIT, ErrorFlag.LOCALIZATION_MISS, ErrorFlag.INCORRECT_FIX)
 _FAILED_ORDER = (ErrorFlag.EDIT_REJECTED, ErrorFlag.TEST_FAILURE, ErrorFlag.TRACEBACK, ErrorFlag.SHELL_ERROR,
                  ErrorFlag.TOOL_ERROR, ErrorFlag.NONZERO_EXIT, ErrorFlag.FORMAT_ERROR, ErrorFlag.LOOP,
                  ErrorFlag.PREMATURE_FINISH)
@@ -200,25 +200,11 @@ def evidence_quote(step: dict, flag: str, gold_files: Iterable[str] = ()) -> str
     return first[:200]
 
 
-def incorrect_fix_step(item: dict) -> int | None:
-    """In a run labelled unresolved (``resolved is False``) whose edits reached the gold files: the last step
-    that edited a gold file — the fix was in the right place and still wrong. ``None`` otherwise."""
-    traj, gold = item["trajectory"], item["gold_files"]
-    if traj.get("resolved") is not False or not gold:
-        return None
-    steps = traj["steps"]
-    hits = [i for i, path in ef.edit_targets(steps).items() if any(ef.same_file(path, g) for g in gold)]
-    if not hits:
-        hits = [s["idx"] for s in steps if act.is_actor(s) and act.is_edit(s) and
-                any(g in (s.get("action_text") or "") + (s.get("tool_args_json") or "") for g in gold)]
-    return max(hits) if hits else None
-
-
 def choose_decisive(item: dict) -> tuple[int, str] | None:
-    """The earliest decisive (step idx, category): in a failed run a gold-file miss first, then — when the run
-    is labelled unresolved and its edits reached the gold files — ``incorrect_fix`` at the last gold edit, then
-    the earliest unrecovered error of the most decisive kind (:data:`_FAILED_ORDER`); in a resolved run (or
-    when every error was recovered) the earliest recovered error."""
+    """The earliest decisive (step idx, category): in a failed run the gold-based flags first (wrong file,
+    missed gold file, wrong change to the gold file), then the earliest unrecovered error of the most decisive
+    kind (:data:`_FAILED_ORDER`); in a resolved run (or when every error was recovered) the earliest
+    recovered error."""
     cands = item["candidates"]
     if not cands:
         return None
@@ -233,9 +219,7 @@ def choose_decisive(item: dict) -> tuple[int, str] | None:
                 if hits:
                     return min(hits), flag.value
             return None
-        wrong_logic = incorrect_fix_step(item)
-        pick = earliest(_GOLD_ORDER) or ((wrong_logic, "incorrect_fix") if wrong_logic is not None else None) \
-            or earliest(_FAILED_ORDER)
+        pick = earliest(_GOLD_ORDER) or earliest(_FAILED_ORDER)
         if pick:
             return pick
     for r in sorted(item["recoveries"], key=lambda r: r["error_step"]):
@@ -288,7 +272,7 @@ def _template_correction(item: dict, idx: int, flag: str) -> tuple[dict, str]:
     gold = item["gold_files"]
     if flag in (ErrorFlag.WRONG_FILE_EDIT.value, ErrorFlag.LOCALIZATION_MISS.value) and gold:
         return _render(harness, "view", gold[0]), f"inspect the gold file {gold[0]} that the fix belongs in"
-    if flag == "incorrect_fix":
+    if flag == ErrorFlag.INCORRECT_FIX.value:
         path = next((g for g in gold if ef.same_file(act.edited_path(step, _last_file(steps, idx - 1)), g)), gold[0])
         section = act.patch_section(item["gold_patch"], path)
         if section:
@@ -303,7 +287,7 @@ def _template_correction(item: dict, idx: int, flag: str) -> tuple[dict, str]:
         effect = ("break the repetition: inspect what changed" if flag == ErrorFlag.LOOP.value
                   else "run the tests / reproduction before submitting")
         return _render(harness, "run", command=cmd), effect
-    frames = _TB_FILE_RE.findall(step.get("observation") or "")
+    frames = _TB_FILE_RE.findall(ef.effective_step(steps, idx).get("observation") or "")
     repo_frames = [(p, int(n)) for p, n in frames if "site-packages" not in p and not p.startswith("<")]
     if repo_frames:
         path, line = repo_frames[-1]
@@ -346,7 +330,8 @@ class RuleDiagnoser:
         idx, flag = pick
         steps = traj["steps"]
         step = steps[idx]
-        quote = evidence_quote(step, flag, item["gold_files"])
+        quote = evidence_quote(ef.effective_step(steps, idx), flag, item["gold_files"])
+        cited = idx if quote_in_step(step, quote) else ef.observed(steps, idx)
         fix = next((r for r in item["recoveries"] if r["error_step"] == idx), None)
         if fix is not None:
             correction, source = action_of(steps[fix["fix_step"]]), "natural_recovery"
@@ -357,7 +342,7 @@ class RuleDiagnoser:
         tool = step.get("tool_name") or "action"
         return {
             "error_step": source_of(traj, idx), "error_category": flag,
-            "evidence": [{"step": source_of(traj, idx), "quote": quote}] if quote else [],
+            "evidence": [{"step": source_of(traj, cited), "quote": quote}] if quote else [],
             "explanation": f"At step {source_of(traj, idx)} ({tool}) {_EXPLAIN[flag]}: \"{quote[:120]}\".",
             "proposed_correction": correction, "expected_effect": effect,
             "confidence": 0.9 if source == "natural_recovery" else 0.5, "correction_source": source,
@@ -399,8 +384,7 @@ def verify(item: dict, diagnosis: dict) -> list[str]:
     if not evidence:
         failed.append("evidence_verbatim")
     flagged = ef.flags_by_step(item["candidates"])
-    unresolved_gold_edit = diagnosis.get("error_category") == "incorrect_fix" and incorrect_fix_step(item) == idx
-    if not flagged.get(idx) and not any(j > idx and flagged.get(j) for j in cited) and not unresolved_gold_edit:
+    if not flagged.get(idx) and not any(j > idx and flagged.get(j) for j in cited):
         failed.append("flag_or_contradiction")
     correction = diagnosis.get("proposed_correction") or {}
     if act.validate_action(traj.get("harness") or "", correction):
@@ -414,8 +398,8 @@ def verify(item: dict, diagnosis: dict) -> list[str]:
 
 def category_consistent(item: dict, idx: int, category: str) -> bool:
     """Category vs recorded facts: a flag category needs that flag at the step (``test_failure``: a test run at
-    or after it; gold categories: gold files and that flag somewhere); ``incorrect_fix`` needs an edit step in
-    a run labelled unresolved; ``other`` never verifies."""
+    or after it; ``localization_miss`` / ``wrong_file_edit``: gold files and that flag somewhere; ``other``
+    never verifies."""
     traj = item["trajectory"]
     steps = traj["steps"]
     flags_here = ef.flags_by_step(item["candidates"]).get(idx, [])
@@ -425,8 +409,6 @@ def category_consistent(item: dict, idx: int, category: str) -> bool:
         return any(act.is_test_run(s) for s in steps[idx:] if act.is_actor(s))
     if category in (ErrorFlag.LOCALIZATION_MISS.value, ErrorFlag.WRONG_FILE_EDIT.value):
         return bool(item["gold_files"]) and any(c["flag"] == category for c in item["candidates"])
-    if category == "incorrect_fix":
-        return traj.get("resolved") is False and act.is_edit(steps[idx])
     return False
 
 

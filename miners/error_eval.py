@@ -6,7 +6,7 @@
 - **mini-swe-agent failure reports** (machine-written ``**Labels:**`` lines, weak labels): mapped onto the
   taxonomy and compared with the diagnosed category.
 
-:func:`who_when_trajectory` reads a Who&When log for this evaluation only (step = ``history`` index).
+Both read their logs with the corpus readers (``corpora.formats``).
 
 Run: ``python -m miners.error_eval [corpora_dir]`` prints the figures.
 """
@@ -19,34 +19,9 @@ import re
 import sys
 from typing import Iterable
 
-from corpora.formats.base import make_step
 from corpora.normalize import normalize_paths
 from miners import diagnosis as dg
 from miners.actions import is_actor
-
-_TOOL_NAMES = {"computer_terminal", "computerterminal"}
-
-
-def who_when_trajectory(doc: dict, uri: str = "") -> dict:
-    """A Who&When log as a trajectory: one step per ``history`` entry (``source_index`` = history index); an
-    agent turn's observation is the next entry when that entry is the code-execution terminal's."""
-    history = doc.get("history") or []
-    steps = []
-    for i, h in enumerate(history):
-        who = str(h.get("name") or h.get("role") or "")
-        is_tool = who.lower().replace(" ", "_") in _TOOL_NAMES
-        role = "tool" if is_tool else ("human" if who == "human" else who)
-        nxt = history[i + 1] if i + 1 < len(history) else {}
-        nxt_who = str(nxt.get("name") or nxt.get("role") or "").lower().replace(" ", "_")
-        obs = str(nxt.get("content") or "") if nxt_who in _TOOL_NAMES and not is_tool else ""
-        content = str(h.get("content") or "")
-        steps.append(make_step(i, role=role, tool_name="message", action_text=content if not is_tool else "",
-                               observation=content if is_tool else obs, source_index=i))
-    qid = str(doc.get("question_ID") or os.path.basename(uri))
-    return {"record_id": qid + ":" + os.path.basename(uri), "trajectory_id": qid, "instance_id": qid,
-            "harness": "who-and-when", "steps": steps, "resolved": False, "final_patch": "", "n_steps": len(steps),
-            "problem_statement": str(doc.get("question") or ""), "source_uri": uri}
-
 
 def _step_name(traj: dict, source_step: int) -> str:
     idx = dg.idx_of(traj, source_step)
@@ -54,15 +29,15 @@ def _step_name(traj: dict, source_step: int) -> str:
 
 
 def evaluate_who_when(paths: Iterable[str]) -> dict:
-    """Coverage and agreement figures over Who&When JSON files (per subset and overall)."""
+    """Coverage and agreement figures over Who&When JSON files (per subset and overall), read with the corpus
+    reader (step ``source_index`` = ``history`` index; labels in ``extra_json``)."""
     per: dict[str, dict] = {}
     diagnoser = dg.RuleDiagnoser()
-    for path in sorted(paths):
-        with open(path, encoding="utf-8") as fh:
-            doc = json.load(fh)
-        subset = os.path.basename(os.path.dirname(path))
-        traj = who_when_trajectory(doc, path)
-        gold = int(doc["mistake_step"])
+    trajs, _ = normalize_paths(sorted(paths))
+    for traj in sorted(trajs, key=lambda t: t["instance_id"]):
+        labels = json.loads(traj["extra_json"] or "{}")
+        subset = traj["instance_id"].split("/")[1]
+        gold = int(labels["mistake_step"])
         item = dg.make_item(traj)
         cand_steps = {dg.source_of(traj, c["step"]) for c in item["candidates"]}
         d = diagnoser.diagnose(item) if item["candidates"] else None
@@ -76,7 +51,7 @@ def evaluate_who_when(paths: Iterable[str]) -> dict:
             agg["label_in_candidates"] += gold in cand_steps
             agg["exact"] += pred == gold
             agg["within2"] += pred is not None and abs(pred - gold) <= 2
-            agg["agent"] += pred is not None and _step_name(traj, pred) == str(doc.get("mistake_agent"))
+            agg["agent"] += pred is not None and _step_name(traj, pred) == str(labels.get("mistake_agent"))
             agg["baseline_first_step"] += first_actor == gold
             agg["verified"] += isinstance(d, dict) and not dg.verify(item, d)
     for agg in per.values():

@@ -43,18 +43,20 @@ class ErrorFlag(str, Enum):
     #: An edit to an existing file that ends up in the final patch but not in the gold patch (files the agent
     #: created, e.g. reproduction scripts, do not count). Needs gold files.
     WRONG_FILE_EDIT = "wrong_file_edit"
+    #: The last edit of a gold file in a run labelled unresolved: the right place, the wrong change.
+    #: Needs gold files and ``resolved is False``.
+    INCORRECT_FIX = "incorrect_fix"
 
 
-#: Diagnosis categories: every flag, plus ``incorrect_fix`` (edited the right place, wrong logic — no
-#: step-level signal) and ``other`` (for external labels that fit nothing else).
-CATEGORIES: tuple[str, ...] = tuple(f.value for f in ErrorFlag) + ("incorrect_fix", "other")
+#: Diagnosis categories: every flag, plus ``other`` (for external labels that fit nothing else; never verifies).
+CATEGORIES: tuple[str, ...] = tuple(f.value for f in ErrorFlag) + ("other",)
 
 #: Flags that say an action *failed* when it ran (as opposed to a process-level judgement).
 EXECUTION_FLAGS = frozenset({ErrorFlag.TRACEBACK, ErrorFlag.NONZERO_EXIT, ErrorFlag.SHELL_ERROR,
                              ErrorFlag.EDIT_REJECTED, ErrorFlag.TOOL_ERROR, ErrorFlag.FORMAT_ERROR,
                              ErrorFlag.TEST_FAILURE})
 #: Flags that need gold files.
-GOLD_FLAGS = frozenset({ErrorFlag.LOCALIZATION_MISS, ErrorFlag.WRONG_FILE_EDIT})
+GOLD_FLAGS = frozenset({ErrorFlag.LOCALIZATION_MISS, ErrorFlag.WRONG_FILE_EDIT, ErrorFlag.INCORRECT_FIX})
 
 _TRACEBACK_RE = re.compile(r"Traceback \(most recent call last\)|^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception): \S",
                            re.M)
@@ -113,13 +115,32 @@ def _rejected_by_moatless(step: dict) -> bool:
         "string_not_found", "multiple_occurrences", "string_already_exists", "file_not_found", "invalid_file")
 
 
+def observed(steps: list[dict], i: int) -> int:
+    """Index of the step holding the observation that answered actor step ``i``: ``i`` itself, or the next step
+    when ``i`` has no observation and the next is an observation-only turn (e.g. Who&When's code executor)."""
+    s = steps[i]
+    if (s.get("observation") or "").strip() or s.get("obs_exit_code") is not None or i + 1 >= len(steps):
+        return i
+    nxt = steps[i + 1]
+    answered = (nxt.get("observation") or "").strip() or nxt.get("obs_exit_code") is not None
+    return i + 1 if answered and not act.is_actor(nxt) else i
+
+
+def effective_step(steps: list[dict], i: int) -> dict:
+    """Step ``i`` with the observation (and exit code) of :func:`observed` — what flag detection reads."""
+    j = observed(steps, i)
+    if j == i:
+        return steps[i]
+    return {**steps[i], "observation": steps[j].get("observation") or "", "obs_exit_code": steps[j].get("obs_exit_code")}
+
+
 def step_flags(step: dict) -> list[str]:
     """Flags readable from one step alone (text of its action and observation, its exit code)."""
     if not act.is_actor(step):
         return []
     obs = step.get("observation") or ""
     flags: list[ErrorFlag] = []
-    moatless_not_found = obs.startswith("String '") and "' not found in" in obs
+    moatless_not_found = "String '" in obs[:400] and "' not found in" in obs
     if moatless_not_found or _EDIT_REJECTED_RE.search(obs) or _rejected_by_moatless(step):
         flags.append(ErrorFlag.EDIT_REJECTED)
     if _TRACEBACK_RE.search(obs) and ErrorFlag.EDIT_REJECTED not in flags:
@@ -205,7 +226,8 @@ def same_file(a: str, b: str) -> bool:
 def _gold_flags(traj: dict, gold_files: Iterable[str]) -> list[dict]:
     """``localization_miss`` at the first step that showed a gold file nobody edited (neither an edit step
     nor the final patch touches it); ``wrong_file_edit`` at the step that edited an existing non-gold file of
-    the final patch (the edit step when it is known, else the last action naming the file, else the submission / last action)."""
+    the final patch (the edit step when it is known, else the last action naming the file, else the
+    submission / last action); ``incorrect_fix`` at the last gold-file edit of a run labelled unresolved."""
     gold = [g for g in gold_files if g]
     if not gold:
         return []
@@ -231,13 +253,27 @@ def _gold_flags(traj: dict, gold_files: Iterable[str]) -> list[dict]:
                 finish = [i for i in actor if act.is_finish(steps[i])]
                 hits = [i for i in named if act.is_edit(steps[i])][:1] or named[-1:] or finish[-1:] or actor[-1:]
             out += [{"step": i, "flag": ErrorFlag.WRONG_FILE_EDIT.value} for i in hits]
+    wrong_logic = _incorrect_fix_step(traj, steps, targets, gold)
+    if wrong_logic is not None:
+        out.append({"step": wrong_logic, "flag": ErrorFlag.INCORRECT_FIX.value})
     return out
+
+
+def _incorrect_fix_step(traj: dict, steps: list[dict], targets: dict[int, str], gold: list[str]) -> int | None:
+    """In a run labelled unresolved: the last step that edited a gold file (``None`` when none did)."""
+    if traj.get("resolved") is not False:
+        return None
+    hits = [i for i, path in targets.items() if any(same_file(path, g) for g in gold)]
+    if not hits:
+        hits = [s["idx"] for s in steps if act.is_actor(s) and act.is_edit(s) and
+                any(g in (s.get("action_text") or "") + (s.get("tool_args_json") or "") for g in gold)]
+    return max(hits) if hits else None
 
 
 def detect(traj: dict, gold_files: Iterable[str] = ()) -> list[dict]:
     """All stage-1 candidate flags of a trajectory, sorted by step: ``[{"step": idx, "flag": value}]``."""
     steps = traj.get("steps") or []
-    per_step = {s["idx"]: step_flags(s) for s in steps}
+    per_step = {s["idx"]: step_flags(effective_step(steps, s["idx"])) for s in steps}
     out = [{"step": i, "flag": f} for i, fs in per_step.items() for f in fs]
     out += [{"step": i, "flag": ErrorFlag.LOOP.value} for i in sorted(_loop_steps(steps, per_step))]
     finish = _premature_finish(steps, per_step)

@@ -7,15 +7,19 @@ from miners import diagnosis as dg
 from miners import error_eval as ee
 
 
-def test_who_when_steps_index_history(corpora_dir):
-    path = corpora_dir / "who-and-when/Who_and_When/Algorithm-Generated/1.json"
-    doc = json.loads(path.read_text())
-    traj = ee.who_when_trajectory(doc, str(path))
-    assert len(traj["steps"]) == len(doc["history"]) == 6
-    assert [s["source_index"] for s in traj["steps"]] == list(range(6))
-    assert traj["steps"][0]["role"] == "Excel_Expert" and traj["steps"][1]["role"] == "tool"
-    assert traj["steps"][0]["observation"].startswith("exitcode: 0 (execution succeeded)")
-    assert dg.make_item(traj)["candidates"] == []
+def test_who_when_terminal_output_flags_the_agent_step(corpora_dir):
+    from corpora.normalize import normalize_paths
+    from miners import error_flags as ef
+    (traj,), _ = normalize_paths([str(corpora_dir / "who-and-when/Who_and_When/Algorithm-Generated/11.json")])
+    assert [s["source_index"] for s in traj["steps"]] == list(range(len(traj["steps"])))
+    item = dg.make_item(traj)
+    six, seven = traj["steps"][6], traj["steps"][7]
+    assert six["role"] == "InformationVerification_Expert" and seven["role"] == "Computer_terminal"
+    assert ef.observed(traj["steps"], 6) == 7 and seven["obs_exit_code"] == 1
+    assert [(c["step"], c["flag"]) for c in item["candidates"]][:2] == [(6, "traceback"), (6, "nonzero_exit")]
+    d = dg.RuleDiagnoser().diagnose(item)
+    assert d["error_step"] == 6 and d["evidence"][0]["step"] == 7      # the quote lives in the terminal's turn
+    assert dg.verify(item, d) == []
 
 
 def test_who_when_figures(corpora_dir):
@@ -38,7 +42,7 @@ def test_failure_report_labels_and_agreement(corpora_dir):
     res = ee.evaluate_failure_reports(str(run), {t["instance_id"]: t["patch"] for t in tasks})
     assert (res["reports"], res["labelled"]) == (20, 20)
     assert res["by_weak_label"] == {"incorrect_fix": 11, "wrong_file_edit": 9}
-    assert res["category_agreement"] == 0.7 and res["weak_label_among_flags"] == 0.4
+    assert res["category_agreement"] == 0.7 and res["weak_label_among_flags"] == 0.8
     agree = {}
     for r in res["rows"]:
         agree.setdefault(r["weak"], []).append(r["agree"])
