@@ -7,8 +7,8 @@ A *work item* travels between the stages as a plain dict::
      "diagnosis": {...}, "diagnoser": str}
 
 A *diagnosis* (what a :class:`Diagnoser` returns, what the LLM must emit; :data:`DIAGNOSIS_JSON_SCHEMA`) speaks
-the source's own step numbers (``source_index``; for Who&When the ``history`` index), so labels compare
-directly::
+the source's own step numbers where they are unique (``source_index``; for Who&When the ``history`` index), so
+labels compare directly::
 
     {error_step, error_category, evidence: [{step, quote}], explanation,
      proposed_correction: {tool_name, tool_args_json, action_text}, expected_effect, confidence}
@@ -29,6 +29,7 @@ from corpora.records import PROVENANCE_FIELDS, Reject, content_id, dumps_extra, 
 from miners import actions as act
 from miners import error_flags as ef
 from miners.error_flags import CATEGORIES, ErrorFlag
+from miners.transcript import step_numbers
 
 DIAGNOSE_STAGE = "diagnose"
 VERIFY_STAGE = "verify"
@@ -48,7 +49,7 @@ ERROR_DIAGNOSIS_SCHEMA = pa.schema([
     pa.field("harness_family", pa.string()),
     pa.field("policy_model", pa.string()),
     pa.field("resolved", pa.bool_()),
-    pa.field("error_step", pa.int32()),                 # the source's own step number (source_index)
+    pa.field("error_step", pa.int32()),                 # the source's own step number when unique, else idx
     pa.field("candidate_flags", pa.list_(pa.struct([pa.field("step", pa.int32()), pa.field("flag", pa.string())]))),
     pa.field("error_category", pa.string()),
     pa.field("evidence", pa.list_(pa.struct([pa.field("step", pa.int32()), pa.field("quote", pa.string())]))),
@@ -110,17 +111,14 @@ class Diagnoser(Protocol):
 # ---- step index helpers -----------------------------------------------------------------------------------
 
 def source_of(traj: dict, idx: int) -> int:
-    """Normalized step idx → the source's own step number."""
-    step = traj["steps"][idx]
-    return int(step["source_index"] if step.get("source_index") is not None else idx)
+    """Normalized step idx → the number diagnoses cite (:func:`miners.transcript.step_numbers`)."""
+    return step_numbers(traj["steps"])[idx]
 
 
-def idx_of(traj: dict, source_step: int) -> int | None:
-    """The source's step number → normalized idx (None when no step has it)."""
-    for s in traj.get("steps") or []:
-        if (s.get("source_index") if s.get("source_index") is not None else s["idx"]) == source_step:
-            return s["idx"]
-    return None
+def idx_of(traj: dict, number: int) -> int | None:
+    """A cited step number → normalized idx (None when no step has it)."""
+    numbers = step_numbers(traj.get("steps") or [])
+    return numbers.index(number) if number in numbers else None
 
 
 def action_of(step: dict) -> dict:

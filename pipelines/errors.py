@@ -60,7 +60,7 @@ def _with_gold(p, trajs, tasks_pcoll):
 
     def pair(kv):
         _, g = kv
-        gold = next(iter(g["gold"]), "")
+        gold = min(g["gold"], default="")          # several task files may list the instance: pick stably
         for t in g["trajs"]:
             yield {"trajectory": t, "gold_patch": gold}
     return keyed | "CoGroupGold" >> beam.CoGroupByKey() | "PairGold" >> beam.FlatMap(pair)

@@ -222,3 +222,14 @@ def test_batch_api_file_then_offline_run_from_cache(swe_trajs, tmp_path):
                                                   max_retries=0, timeout_s=1)))
     assert [r["status"] for r in res.records] == ["verified", "verified", "not_diagnosed"]
     assert json.loads(res.records[2]["extra_json"])["not_diagnosed"].startswith("llm_")
+
+
+def test_step_numbers_fall_back_to_idx_when_the_source_repeats_them(corpora_dir):
+    from miners.transcript import step_numbers
+    path = corpora_dir / "moatless/evaluations/20240617_moatless_gpt-4o-2024-05-13/trajs/scikit-learn__scikit-learn-14983.json"
+    (traj,), _ = normalize_paths([str(path)])
+    assert [s["source_index"] for s in traj["steps"]][8:11] == [8, 8, 8]        # one transition, three actions
+    assert step_numbers(traj["steps"]) == list(range(len(traj["steps"])))
+    item = dg.make_item(traj)
+    d = dg.RuleDiagnoser().diagnose(item)
+    assert (d["error_step"], d["error_category"]) == (15, "loop") and dg.verify(item, d) == []
