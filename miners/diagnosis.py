@@ -262,21 +262,24 @@ def _last_file(steps: list[dict], upto: int) -> str:
     return open_file
 
 
-def _template_correction(item: dict, idx: int, flag: str) -> tuple[dict, str]:
-    """Rule-based correction when the agent never fixed the step itself: (action, expected effect)."""
+def _template_correction(item: dict, idx: int, flag: str) -> tuple[dict, str, str]:
+    """Rule-based correction when the agent never fixed the step itself: (action, expected effect, source) —
+    source ``gold_patch`` when the action applies the task's reference change, else ``rule_template``."""
     traj = item["trajectory"]
     harness, steps = traj.get("harness") or "", traj["steps"]
     step = steps[idx]
     gold = item["gold_files"]
     if flag in (ErrorFlag.WRONG_FILE_EDIT.value, ErrorFlag.LOCALIZATION_MISS.value) and gold:
-        return _render(harness, "view", gold[0]), f"inspect the gold file {gold[0]} that the fix belongs in"
+        return _render(harness, "view", gold[0]), f"inspect the gold file {gold[0]} that the fix belongs in", \
+            "rule_template"
     if flag == ErrorFlag.INCORRECT_FIX.value:
         path = next((g for g in gold if ef.same_file(act.edited_path(step, _last_file(steps, idx - 1)), g)), gold[0])
         section = act.patch_section(item["gold_patch"], path)
         if section:
             return _render(harness, "run", command=f"git apply <<'EOF'\n{section}EOF"), \
-                f"apply the reference change to {path} instead"
-        return _render(harness, "view", path), f"re-read {path} around the change: the fix logic is wrong"
+                f"apply the reference change to {path} instead", "gold_patch"
+        return _render(harness, "view", path), f"re-read {path} around the change: the fix logic is wrong", \
+            "rule_template"
     if flag in (ErrorFlag.PREMATURE_FINISH.value, ErrorFlag.LOOP.value):
         tests = [s for s in steps[:idx] if act.is_actor(s) and act.is_test_run(s)]
         cmd = act.command_text(tests[-1]) if tests else "python -m pytest -x -q"
@@ -284,17 +287,17 @@ def _template_correction(item: dict, idx: int, flag: str) -> tuple[dict, str]:
             cmd = "git diff"
         effect = ("break the repetition: inspect what changed" if flag == ErrorFlag.LOOP.value
                   else "run the tests / reproduction before submitting")
-        return _render(harness, "run", command=cmd), effect
+        return _render(harness, "run", command=cmd), effect, "rule_template"
     frames = _TB_FILE_RE.findall(ef.effective_step(steps, idx).get("observation") or "")
     repo_frames = [(p, int(n)) for p, n in frames if "site-packages" not in p and not p.startswith("<")]
     if repo_frames:
         path, line = repo_frames[-1]
         return _render(harness, "view", act.normalize_path(path), line), \
-            f"read the code at {act.normalize_path(path)}:{line} where the error is raised"
+            f"read the code at {act.normalize_path(path)}:{line} where the error is raised", "rule_template"
     path = act.edited_path(step, _last_file(steps, idx - 1)) or _last_file(steps, idx)
     if path:
-        return _render(harness, "view", path), f"re-read {path} before acting on it again"
-    return _render(harness, "run", command="ls"), "re-orient in the repository before retrying"
+        return _render(harness, "view", path), f"re-read {path} before acting on it again", "rule_template"
+    return _render(harness, "run", command="ls"), "re-orient in the repository before retrying", "rule_template"
 
 
 _EXPLAIN = {
@@ -335,8 +338,7 @@ class RuleDiagnoser:
             correction, source = action_of(steps[fix["fix_step"]]), "natural_recovery"
             effect = f"the agent's own next {steps[fix['fix_step']].get('tool_name') or 'action'} ran clean"
         else:
-            correction, effect = _template_correction(item, idx, flag)
-            source = "gold_patch" if correction["action_text"].startswith("git apply <<'EOF'") else "rule_template"
+            correction, effect, source = _template_correction(item, idx, flag)
         tool = step.get("tool_name") or "action"
         return {
             "error_step": source_of(traj, idx), "error_category": flag,

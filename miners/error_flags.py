@@ -55,8 +55,6 @@ CATEGORIES: tuple[str, ...] = tuple(f.value for f in ErrorFlag) + ("other",)
 EXECUTION_FLAGS = frozenset({ErrorFlag.TRACEBACK, ErrorFlag.NONZERO_EXIT, ErrorFlag.SHELL_ERROR,
                              ErrorFlag.EDIT_REJECTED, ErrorFlag.TOOL_ERROR, ErrorFlag.FORMAT_ERROR,
                              ErrorFlag.TEST_FAILURE})
-#: Flags that need gold files.
-GOLD_FLAGS = frozenset({ErrorFlag.LOCALIZATION_MISS, ErrorFlag.WRONG_FILE_EDIT, ErrorFlag.INCORRECT_FIX})
 
 _TRACEBACK_RE = re.compile(r"Traceback \(most recent call last\)|^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception): \S",
                            re.M)

@@ -2,7 +2,8 @@
 stage-1 candidates and proposes a correction, as JSON fitting :data:`miners.diagnosis.DIAGNOSIS_JSON_SCHEMA`.
 
 Bad answers (not JSON, off-schema) become rejects; a spent budget or an endpoint still failing after the
-client's retries leaves the item "not diagnosed" (written, never dropped; a re-run picks it up). Whether the quotes are really in the trajectory is stage 3's job.
+client's retries leaves the item "not diagnosed" (written, never dropped; a re-run picks it up). Whether the
+quotes are really in the trajectory is stage 3's job.
 """
 from __future__ import annotations
 

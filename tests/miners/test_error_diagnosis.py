@@ -79,7 +79,8 @@ def test_each_check_fails_by_name(t16139):
 
 
 def test_step_must_be_the_agents():
-    steps = [make_step(0, role="assistant", tool_name="bash", action_text="python x.py", observation="Traceback (most recent call last):\nValueError: bad"),
+    steps = [make_step(0, role="assistant", tool_name="bash", action_text="python x.py",
+                       observation="Traceback (most recent call last):\nValueError: bad"),
              make_step(1, role="tool", observation="ValueError: bad")]
     item = dg.make_item({"record_id": "r", "harness": "mini-swe-agent", "steps": steps, "resolved": False})
     d = {"error_step": 1, "error_category": "traceback", "evidence": [{"step": 1, "quote": "ValueError: bad"}],
