@@ -27,7 +27,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm-base-url", default=None, help="e.g. http://127.0.0.1:8000/v1 (default $OPENAI_BASE_URL)")
     parser.add_argument("--llm-model", default="", help="model name sent to the endpoint")
     parser.add_argument("--llm-cache-dir", default=DEFAULT_CACHE, help="on-disk response cache (re-runs are free)")
-    parser.add_argument("--llm-concurrency", type=int, default=4)
+    parser.add_argument("--llm-concurrency", type=int, default=4,
+                        help="requests in flight per client (plain-Python runs; Beam workers send one at a time)")
     parser.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per request")
     parser.add_argument("--llm-retries", type=int, default=4, help="retries on 429/5xx/timeouts (with backoff)")
     parser.add_argument("--llm-temperature", type=float, default=0.0)
