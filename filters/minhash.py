@@ -1,7 +1,8 @@
 """MinHash signatures and LSH bands, deterministic across processes (no Python ``hash``).
 
-Shingles are hashed with xxh64 (lower 32 bits); ``num_perm`` affine permutations ``(a*h + b) mod (2^61-1)``
-drawn from a seeded numpy generator give the signature. Identical inputs give identical signatures on every
+Shingles are hashed with xxh64 (lower 32 bits); ``num_perm`` multiply-shift hash functions
+``((a*h + b) mod 2^64) >> 32`` (odd ``a``; numpy's uint64 arithmetic wraps) drawn from a seeded numpy generator
+give the signature — no modulo, so it costs little more than hashing the shingles. Identical inputs give identical signatures on every
 worker, so LSH buckets and clusters do not depend on the runner's parallelism.
 """
 from __future__ import annotations
@@ -12,15 +13,15 @@ from typing import Iterable
 import numpy as np
 import xxhash
 
-MERSENNE = np.uint64((1 << 61) - 1)
 MAX_HASH = np.uint64(0xFFFFFFFF)
+SHIFT = np.uint64(32)
 
 
 @lru_cache(maxsize=8)
 def _perms(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.RandomState(seed)
-    a = rng.randint(1, (1 << 61) - 1, size=num_perm, dtype=np.uint64)
-    b = rng.randint(0, (1 << 61) - 1, size=num_perm, dtype=np.uint64)
+    a = rng.randint(1, np.iinfo(np.uint64).max, size=num_perm, dtype=np.uint64) | np.uint64(1)
+    b = rng.randint(0, np.iinfo(np.uint64).max, size=num_perm, dtype=np.uint64)
     return a, b
 
 
@@ -35,7 +36,8 @@ def signature(shingles: Iterable[str], num_perm: int = 128, seed: int = 42) -> n
     if hv.size == 0:
         return np.full(num_perm, MAX_HASH, dtype=np.uint64)
     a, b = _perms(num_perm, seed)
-    phv = ((hv[:, None] * a[None, :] + b[None, :]) % MERSENNE) & MAX_HASH
+    with np.errstate(over="ignore"):
+        phv = (hv[:, None] * a[None, :] + b[None, :]) >> SHIFT
     return phv.min(axis=0)
 
 

@@ -5,7 +5,8 @@
 exact:  record → (normalized content hash, record) → GroupByKey → keep the smallest id per hash;
 near:   record → (band key, id) per LSH band → GroupByKey → star edges from the smallest id per bucket → Distinct
         → all edges to one worker → connected components (union-find; the memory ceiling, as in datatrove's
-        stage 3) → (id, component) joined back onto records → GroupByKey per component → keep the smallest id.
+        stage 3) → (id, (component, size)) joined back onto records by id → keep the record whose id is its
+        component's id (the smallest member: the same tie-break as :func:`filters.dedup.keep_one`).
 
 Counters: ``dedup_exact.*`` and ``dedup_near.*`` (in / out / filtered.<reason>), balanced per stage.
 """
@@ -15,7 +16,7 @@ from typing import Any, Callable
 
 import apache_beam as beam
 
-from corpora.records import Filtered
+from corpora.records import Filtered, make_filtered
 from filters.dedup import (EXACT_STAGE, NEAR_STAGE, DedupConfig, bucket_edges, connected_components, dedup_text,
                            keep_one, near_evidence, record_bands)
 from filters.fields import FieldSpec, spec_for
@@ -49,12 +50,43 @@ def _exact_evidence(key: str) -> dict[str, Any]:
     return {"rule": "exact", "content_hash": key[:16]}
 
 
-def _join_component(kv):
-    rid, grouped = kv
-    comps = list(grouped["comp"])
-    cid = comps[0] if comps else rid
-    for rec in grouped["rec"]:
-        yield cid, rec
+def _components_with_sizes(edges):
+    comp = connected_components(edges)
+    sizes: dict[str, int] = {}
+    for cid in comp.values():
+        sizes[cid] = sizes.get(cid, 0) + 1
+    return sorted((node, (cid, sizes[cid])) for node, cid in comp.items())
+
+
+class _NearResolve(beam.DoFn):
+    """``(id, {rec, comp})`` → keep the record when it is its component's smallest id, else ``Filtered``.
+
+    The component id is the smallest member id, which is also the keep-one tie-break, so no second shuffle of
+    the records by component is needed.
+    """
+
+    def __init__(self, record_type: str, cfg: DedupConfig):
+        self.record_type, self.cfg = record_type, cfg
+
+    def setup(self):
+        self.counters = Counters(NEAR_STAGE)
+
+    def process(self, kv):
+        rid, grouped = kv
+        recs = list(grouped["rec"])
+        comps = list(grouped["comp"])
+        cid, size = comps[0] if comps else (rid, 1)
+        self.counters.inc("in", len(recs))
+        ev = {**near_evidence(cid, self.cfg), "kept_record_id": cid, "group_size": size}
+        if rid == cid:
+            first, *rest = keep_one(recs, NEAR_STAGE, "near_duplicate", self.record_type, ev)
+            self.counters.inc("out")
+            yield first
+        else:
+            rest = [make_filtered(NEAR_STAGE, "near_duplicate", r, self.record_type, ev) for r in recs]
+        for f in rest:
+            self.counters.inc("filtered.near_duplicate")
+            yield beam.pvalue.TaggedOutput(FILTERED, dict(f))
 
 
 class Dedup(beam.PTransform):
@@ -84,15 +116,11 @@ class Dedup(beam.PTransform):
                      | "DistinctEdges" >> beam.Distinct())
             comps = (edges
                      | "AllEdges" >> beam.combiners.ToList()
-                     | "Components" >> beam.FlatMap(lambda es: sorted(connected_components(es).items())))
+                     | "Components" >> beam.FlatMap(_components_with_sizes))
             by_id = kept | "ById" >> beam.Map(lambda r: (r["record_id"], r))
             res = ({"rec": by_id, "comp": comps}
                    | "JoinComp" >> beam.CoGroupByKey()
-                   | "ByComp" >> beam.FlatMap(_join_component)
-                   | "CompGroup" >> beam.GroupByKey()
-                   | "NearKeep" >> beam.ParDo(_KeepOne(NEAR_STAGE, "near_duplicate", rtype,
-                                                       lambda cid: near_evidence(cid, cfg))
-                                              ).with_outputs(FILTERED, main="main"))
+                   | "NearKeep" >> beam.ParDo(_NearResolve(rtype, cfg)).with_outputs(FILTERED, main="main"))
             kept, filtered = res.main, filtered + [res[FILTERED]]
         if not filtered:
             raise ValueError("Dedup needs exact and/or near enabled")

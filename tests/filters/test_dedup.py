@@ -102,7 +102,7 @@ def _beam_run(tmp_path, label, beam_args):
     manifest = execute(spec, str(out), beam_args)
     kept = [r for f in sorted(out.glob("data/train-*.parquet")) for r in pq.read_table(f).to_pylist()]
     dropped = [r for f in sorted(out.glob("filtered/filtered-*.parquet")) for r in pq.read_table(f).to_pylist()]
-    return _summary(kept, dropped, names), manifest
+    return _summary(kept, dropped, names), manifest, {d["record_id"]: d["evidence_json"] for d in dropped}
 
 
 @pytest.mark.parametrize("label,beam_args", [
@@ -110,8 +110,10 @@ def _beam_run(tmp_path, label, beam_args):
     ("multiprocess", ["--direct_num_workers=2", "--direct_running_mode=multi_processing"]),
 ])
 def test_beam_dedup_same_clusters_across_parallelism(tmp_path, label, beam_args):
-    summary, manifest = _beam_run(tmp_path, label, beam_args)
+    summary, manifest, evidence = _beam_run(tmp_path, label, beam_args)
     assert summary == EXPECTED
+    _, plain_dropped = dedup_records(corpus()[0], "source_file")
+    assert evidence == {d["record_id"]: d["evidence_json"] for d in plain_dropped}
     st = manifest["stages"]
     assert (st["dedup_exact"]["in"], st["dedup_exact"]["out"], st["dedup_exact"]["filtered"]) == (
         12, 11, {"exact_duplicate": 1})
