@@ -26,7 +26,8 @@ duplicate-action / keep-N-shortest) → ``dedup_exact`` / ``dedup_near``. It ret
 in ``<output>/filtered/`` with its reason and evidence. Call it once per output type, with a distinct ``label``
 when a pipeline filters several types. Record types: ``trajectory``, ``task``, ``source_file``, ``fim``,
 ``localization``, ``error_diagnosis`` (see :data:`filters.fields.FIELD_SPECS`); any other type falls back to
-scanning every string field.
+scanning every string field. A pipeline may override a type's fields in the config:
+``filter_config["fields"] = {"fim": {"texts": ["prefix", "middle", "suffix"], "dedup_key": ["file_content"]}}``.
 
 ``contamination_summarizer(filter_config)`` is a ``PipelineSpec.summarize`` hook: after the shards are written
 it reads the ``decontam`` drops from ``filtered/`` and writes ``contamination_report.parquet`` and
@@ -128,12 +129,14 @@ def filter_config_from_args(args: argparse.Namespace) -> dict[str, Any]:
         name, _, path = item.partition("=")
         roots[name] = root_commits(path)
     license_map = _read_license_map(args.license_map) if args.license_map else {}
+    levels = [x.strip() for x in args.decontam_levels.split(",") if x.strip()]
+    DecontamConfig(levels=tuple(levels))          # raises on an unknown level before anything runs
     allow = [] if not args.license_allow else (
         list(PERMISSIVE) if args.license_allow == "permissive" else [x.strip() for x in args.license_allow.split(",")])
     return {
         "benchmarks": list(args.benchmark),
         "benchmark_digests": [_file_digest(b) for b in args.benchmark],
-        "decontam": {"levels": [x.strip() for x in args.decontam_levels.split(",") if x.strip()],
+        "decontam": {"levels": levels,
                      "cutoff_date": args.cutoff_date, "undated": args.undated, "grey_repos": list(args.grey_repo),
                      "ngram_n": args.ngram_n},
         "repo_aliases": _aliases(args.repo_alias), "repo_roots": roots,
@@ -152,6 +155,11 @@ def decontam_config(fcfg: Mapping[str, Any]) -> DecontamConfig:
                           ngram_n=int(d.get("ngram_n") or 10))
 
 
+def field_spec(fcfg: Mapping[str, Any], record_type: str):
+    """The record type's field spec with the config's ``fields[record_type]`` overrides (e.g. other text paths)."""
+    return spec_for(record_type, (fcfg.get("fields") or {}).get(record_type))
+
+
 def build_decontaminator(fcfg: Mapping[str, Any]) -> Decontaminator:
     """Load the benchmarks and build the decontaminator the config describes (once per worker)."""
     bench = load_benchmarks(list(fcfg["benchmarks"]))
@@ -168,7 +176,7 @@ class _Features(beam.DoFn):
 
     def setup(self):
         self.decon = build_decontaminator(self.fcfg)
-        self.spec = spec_for(self.record_type)
+        self.spec = field_spec(self.fcfg, self.record_type)
 
     def process(self, record):
         key = doc_key(record, self.spec)
@@ -181,7 +189,7 @@ class _DecontamDoFn(StageDoFn):
 
     def __init__(self, fcfg, record_type):
         super().__init__(DECONTAM_STAGE, lambda: build_decontaminator(fcfg))
-        self.record_type = record_type
+        self.record_type, self.spec = record_type, field_spec(fcfg, record_type)
 
     def setup(self):
         super().setup()
@@ -190,7 +198,7 @@ class _DecontamDoFn(StageDoFn):
     def process(self, element, boilerplate=()):
         if self._fn is None:
             self._decon.boilerplate = set(boilerplate)
-            self._fn = self._decon.stage_fn(self.record_type)
+            self._fn = self._decon.stage_fn(self.record_type, self.spec)
         yield from super().process(element)
 
 
@@ -199,7 +207,8 @@ def _boilerplate(pcoll, fcfg, record_type):
     cfg = decontam_config(fcfg)
     feats = (pcoll | "BoilerFeatures" >> beam.ParDo(_Features(fcfg, record_type))
              | "BoilerDistinct" >> beam.Distinct())
-    n_docs = (pcoll | "DocKeys" >> beam.Map(lambda r: doc_key(r, spec_for(record_type)))
+    spec = field_spec(fcfg, record_type)
+    n_docs = (pcoll | "DocKeys" >> beam.Map(lambda r: doc_key(r, spec))
               | "DocDistinct" >> beam.Distinct() | "DocCount" >> beam.combiners.Count.Globally())
     counts = (feats | "FeatureOnly" >> beam.Keys() | "FeatureCount" >> beam.combiners.Count.PerElement()
               | "AllCounts" >> beam.combiners.ToList())
@@ -237,6 +246,7 @@ class ApplyFilters(beam.PTransform):
 
     def expand(self, pcoll):
         fcfg, record_type = self.fcfg, self.record_type
+        spec = field_spec(fcfg, record_type)
         filtered, kept = [], pcoll
         if fcfg.get("benchmarks"):
             side = {}
@@ -248,13 +258,13 @@ class ApplyFilters(beam.PTransform):
             filtered += [res[FILTERED], res[REJECTS] | "DecontamErrors" >> beam.Map(reject_as_filtered)]
         if fcfg.get("secrets") in ("scrub", "drop"):
             scfg = SecretsConfig(mode=fcfg["secrets"])
-            kept, rej, filt = apply_stage(kept, "secrets", lambda: secrets_stage_fn(record_type, scfg))
+            kept, rej, filt = apply_stage(kept, "secrets", lambda: secrets_stage_fn(record_type, scfg, spec))
             filtered += [filt, rej | "SecretsErrors" >> beam.Map(reject_as_filtered)]
         if fcfg.get("license"):
             lic = fcfg["license"]
             lcfg = LicenseConfig(allow=tuple(lic.get("allow") or PERMISSIVE),
                                  repo_licenses=tuple(tuple(x) for x in lic.get("repo_licenses") or ()))
-            kept, rej, filt = apply_stage(kept, "license", lambda: license_stage_fn(record_type, lcfg))
+            kept, rej, filt = apply_stage(kept, "license", lambda: license_stage_fn(record_type, lcfg, spec))
             filtered += [filt, rej | "LicenseErrors" >> beam.Map(reject_as_filtered)]
         if fcfg.get("quality") and record_type == "trajectory":
             qcfg = QualityConfig(keep_shortest=int(fcfg["quality"].get("keep_shortest") or 0))
@@ -268,7 +278,7 @@ class ApplyFilters(beam.PTransform):
             mode = fcfg["dedup"].get("mode", "both")
             dcfg = DedupConfig(exact=mode in ("exact", "both"), near=mode in ("near", "both"),
                                threshold=float(fcfg["dedup"].get("threshold") or 0.8))
-            kept, filt = kept | "Dedup" >> Dedup(record_type, dcfg)
+            kept, filt = kept | "Dedup" >> Dedup(record_type, dcfg, spec)
             filtered.append(filt)
         if not filtered:
             return kept, pcoll.pipeline | "NoFiltered" >> beam.Create([])
