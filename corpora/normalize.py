@@ -73,7 +73,7 @@ def _applies(label: dict, traj: dict) -> bool:
 
 
 def apply_labels(traj: dict, labels: Iterable[dict]) -> dict:
-    """Fill ``resolved`` / ``final_patch`` / ``model_name`` from the most trusted label of the same run.
+    """Fill ``resolved`` / ``final_patch`` / ``model_name`` / ``exit_status`` from the most trusted label of the run.
 
     A label applies when its ``run_root`` is an ancestor of the trajectory's source; among those the highest
     priority wins, then the deepest run root. The trajectory's own label counts as priority ``trajectory``.
@@ -91,11 +91,9 @@ def apply_labels(traj: dict, labels: Iterable[dict]) -> dict:
             if lb["final_patch"]:
                 out["final_patch"], out["final_patch_source"] = lb["final_patch"], lb["source"]
                 break
-    if not out["model_name"]:
-        for lb in usable:
-            if lb["model_name"]:
-                out["model_name"] = lb["model_name"]
-                break
+    for key in ("model_name", "exit_status"):
+        if not out[key]:
+            out[key] = next((lb[key] for lb in usable if lb.get(key)), "")
     return out
 
 

@@ -10,7 +10,27 @@ from typing import Callable, Iterator
 from corpora.formats.base import LABEL_PRIORITY, Format
 from corpora.formats.swe_agent import SweAgentTraj
 
+# readers-a formats
+from corpora.formats.chat_rows import OpenAIChatRow, SweAgentRow
+from corpora.formats.mini_swe_agent import MiniSweAgentTraj
+from corpora.formats.openhands import OpenHandsLlmCompletion, OpenHandsOutput
+from corpora.formats.run_labels import (ExitStatuses, FinalReport, HarnessReport, Preds, ResultJson,
+                                        ResultsSummary, SbCliReport)
+
 FORMATS: list[Format] = [
+    # readers-a formats
+    MiniSweAgentTraj(),
+    OpenHandsOutput(),
+    OpenHandsLlmCompletion(),
+    SweAgentRow(),
+    OpenAIChatRow(),
+    Preds(),
+    ResultJson(),
+    HarnessReport(),
+    SbCliReport(),
+    FinalReport(),
+    ResultsSummary(),
+    ExitStatuses(),
     SweAgentTraj(),
 ]
 

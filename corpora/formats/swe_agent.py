@@ -10,6 +10,7 @@ from corpora.inputs import DocSource
 
 _ISSUE_RE = re.compile(r"ISSUE:\s*\n(.*?)\n\s*INSTRUCTIONS:", re.S)
 _PR_RE = re.compile(r"<pr_description>\s*(.*?)\s*</pr_description>", re.S)
+_ISSUE_TAG_RE = re.compile(r"<issue_description>\s*(.*?)\s*</issue_description>", re.S)
 
 
 def problem_statement_from(history: list[dict]) -> str:
@@ -18,7 +19,7 @@ def problem_statement_from(history: list[dict]) -> str:
         if msg.get("role") != "user":
             continue
         body = text(msg.get("content"))
-        for rx in (_ISSUE_RE, _PR_RE):
+        for rx in (_ISSUE_RE, _PR_RE, _ISSUE_TAG_RE):
             m = rx.search(body)
             if m:
                 return m.group(1).strip()
