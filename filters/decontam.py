@@ -10,7 +10,10 @@
    ``min_patch_lines`` added lines of a gold/test patch (``content_patch_lines``); MinHash near-duplicate of a
    benchmark item confirmed by exact identifier-token Jaccard (``content_minhash``).
 
-The first rule that fires decides; the ``Filtered`` record's evidence names the level, rule, benchmark, item id
+Benchmark n-grams and patch lines that prove nothing are never indexed: lines every Python run prints
+(traceback frames, exception chaining, test-runner chatter: :data:`filters.text.GENERIC_LINE`) are removed from
+statements first, and an n-gram needs ``min_distinct_words`` distinct words (at most half numbers or single
+characters), a patch line ``min_line_words``. The first rule that fires decides; the ``Filtered`` record's evidence names the level, rule, benchmark, item id
 and the matched span / n-grams / lines. N-grams and lines frequent in the corpus (boilerplate) are excluded: see
 :func:`boilerplate_features`; their document frequency counts distinct instances (several runs of one instance
 count once), so many leaked copies of one problem statement do not make it "boilerplate".
@@ -25,7 +28,8 @@ from filters.benchmarks import BenchmarkItem, BenchmarkSet
 from filters.canon import RepoCanon, parse_instance_id
 from filters.fields import FieldSpec, first_value, get_path, iter_texts, spec_for
 from filters.minhash import band_keys, jaccard, optimal_bands, signature
-from filters.text import added_lines, identifier_tokens, text_lines, word_ngrams
+from filters.text import (added_lines, identifier_tokens, informative, strip_generic_lines, text_lines, word_ngrams,
+                          words)
 
 STAGE = "decontam"
 LEVELS = ("instance", "repo", "temporal", "content")
@@ -44,6 +48,9 @@ class DecontamConfig:
     min_patch_lines: int = 3
     min_line_chars: int = 20
     min_substring_chars: int = 40
+    min_distinct_words: int = 5               # an indexed n-gram needs this many distinct words ...
+    min_line_words: int = 3                   # ... and an indexed patch line this many distinct words
+    strip_generic: bool = True                # drop traceback / test-runner lines from benchmark statements
     minhash_threshold: float = 0.58
     num_perm: int = 128
     minhash_min_tokens: int = 10
@@ -81,12 +88,15 @@ class ContentIndex:
                     idx.substrings.append((low, i))
             grams = set()
             for st in item.statements:
-                grams |= word_ngrams(st, cfg.ngram_n)
+                grams |= word_ngrams(strip_generic_lines(st) if cfg.strip_generic else st, cfg.ngram_n)
+            grams = {g for g in grams if informative(g.split(" "), cfg.min_distinct_words)}
             idx.ngram_totals[i] = len(grams)
             for g in grams:
                 idx.ngrams.setdefault(g, []).append(i)
             for patch in item.patches:
                 for line in added_lines(patch, cfg.min_line_chars):
+                    if not informative(words(line), cfg.min_line_words):
+                        continue
                     owners = idx.lines.setdefault(line, [])
                     if not owners or owners[-1] != i:
                         owners.append(i)

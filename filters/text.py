@@ -10,6 +10,30 @@ _SPACE = re.compile(r"\s+")
 _LINE_PREFIX = re.compile(r"^(?:\d+:|[+-])\s*")   # SWE-agent "123:" line numbers, diff markers
 
 
+#: Lines any Python run prints, whatever the project: traceback frames and headers, exception chaining,
+#: test-runner chatter. Removed from benchmark texts before n-grams are taken (they prove nothing).
+GENERIC_LINE = re.compile(
+    r"^\s*(?:File \"[^\"]*\", line \d+.*|Traceback \(most recent call last\):?"
+    r"|During handling of the above exception, another exception occurred:?"
+    r"|The above exception was the direct cause of the following exception:?"
+    r"|\^+|~+|-+|=+|_+|(?:_ )+_?"
+    r"|(?:Creating|Destroying) test database for alias .*|System check identified no issues.*"
+    r"|Ran \d+ tests? in .*|OK|FAILED \(.*\)|\.+|=+ .* =+)\s*$")
+
+
+def strip_generic_lines(text: str) -> str:
+    """``text`` without the :data:`GENERIC_LINE` lines."""
+    return "\n".join(line for line in text.splitlines() if not GENERIC_LINE.match(line))
+
+
+def informative(tokens: list[str], min_distinct: int) -> bool:
+    """At least ``min_distinct`` distinct tokens, at most half of them numbers or single characters."""
+    if len(set(tokens)) < min_distinct:
+        return False
+    trivial = sum(1 for t in tokens if t.isdigit() or len(t) == 1)
+    return trivial * 2 <= len(tokens)
+
+
 def words(text: str) -> list[str]:
     """Lower-cased word tokens (``\\w+`` runs)."""
     return _WORD.findall(text.lower())

@@ -213,11 +213,35 @@ def test_real_swe_agent_against_lite(bench, real_trajs):
     # with only the content level (a user keeping other instances of eval repos), the same 31 are caught by text
     kept, dropped = decontaminate(real_trajs, "trajectory", bench, DecontamConfig(levels=("content",)))
     assert len(dropped) == LITE_IDS_IN_SWE_AGENT and {d["reason"] for d in dropped} == {"content_ngram"}
-    # without problem statements and observations, reproduction scripts and patches still give 19 of them away
+    # without problem statements and observations, reproduction scripts and patches still give 18 of them away
     stripped = [{**t, "problem_statement": "", "steps": [{**s, "observation": ""} for s in t["steps"]]}
                 for t in real_trajs]
     kept, dropped = decontaminate(stripped, "trajectory", bench, DecontamConfig(levels=("content",)))
     reasons = sorted(d["reason"] for d in dropped)
-    assert reasons == ["content_ngram"] * 18 + ["content_patch_lines"]
+    assert reasons == ["content_ngram"] * 18
     for d in dropped:       # each one matched its own Lite item, never another
         assert json.loads(d["evidence_json"])["item_id"] == json.loads(d["record_json"])["instance_id"]
+
+
+def test_real_mini_swe_agent_levels(bench, corpora_dir):
+    trajs, _ = normalize_paths([str(corpora_dir / "mini-swe-agent")])
+    lite = {i.instance_id for i in bench.items if i.benchmark == "lite"}
+    assert (len(trajs), sum(t["instance_id"] in lite for t in trajs)) == (36, 7)
+    kept, dropped = decontaminate(trajs, "trajectory", bench)
+    assert kept == [] and sorted(d["reason"] for d in dropped) == ["eval_repo"] * 29 + ["instance"] * 7
+    # content only: the 7 Lite runs, plus 9 runs of *other* instances of eval repos whose tool output quotes repo
+    # code that Lite statements / gold patches also quote (the repo level removes those at default levels)
+    kept, dropped = decontaminate(trajs, "trajectory", bench, DecontamConfig(levels=("content",)))
+    own = [d for d in dropped if json.loads(d["record_json"])["instance_id"] in lite]
+    assert len(own) == 7 and len(dropped) == 16
+    assert all(json.loads(d["evidence_json"])["item_id"] == json.loads(d["record_json"])["instance_id"] for d in own)
+
+
+def test_generic_lines_are_not_evidence(bench):
+    d = Decontaminator(bench, DecontamConfig(levels=("content",)))
+    assert "above exception was the direct cause of the following exception" not in d.index.ngrams
+    assert "_ _ _ _ _ _ _ _ _ _" not in d.index.ngrams
+    assert "migrations.CreateModel(" not in d.index.lines
+    traceback = ("Traceback (most recent call last):\n  File \"x.py\", line 3, in <module>\n"
+                 "The above exception was the direct cause of the following exception:\n")
+    assert d.check({"record_id": "t", "content": traceback * 3}, spec_for("source_file")) is None
