@@ -36,11 +36,14 @@ FIELD_SPECS: dict[str, FieldSpec] = {
     "task": FieldSpec(texts=("problem_statement", "hints_text", "patch", "test_patch"),
                       dedup_key=("problem_statement", "patch")),
     "source_file": FieldSpec(texts=("content",), dedup_key=("content",)),
-    "fim": FieldSpec(texts=("prefix", "middle", "suffix", "file_content", "messages[].content", "messages"),
-                     dedup_key=("file_content", "prefix", "middle", "suffix")),
-    "localization": FieldSpec(texts=("problem_statement", "query", "gold_patch", "patch", "messages[].content")),
-    "error_diagnosis": FieldSpec(texts=("problem_statement", "context", "failed_action", "observation", "diagnosis",
-                                        "corrected_action", "messages[].content", "messages")),
+    "fim": FieldSpec(texts=("prefix", "middle", "suffix", "text", "messages[].content", "messages"),
+                     dedup_key=("prefix", "middle", "suffix", "text", "messages[].content")),
+    "localization": FieldSpec(texts=("problem_statement", "retrieval_query")),
+    "error_diagnosis": FieldSpec(texts=("explanation", "evidence[].quote", "original_action.action_text",
+                                        "proposed_correction.action_text", "expected_effect"),
+                                 dedup_key=("original_action.action_text", "proposed_correction.action_text")),
+    "error_view": FieldSpec(texts=("messages[].content", "messages", "chosen", "rejected"),
+                            dedup_key=("messages[].content", "chosen")),
 }
 
 

@@ -25,7 +25,7 @@ duplicate-action / keep-N-shortest) → ``dedup_exact`` / ``dedup_near``. It ret
 ``filtered`` (one PCollection of ``FILTERED_SCHEMA`` rows) goes into ``Built.filtered`` so that every drop lands
 in ``<output>/filtered/`` with its reason and evidence. Call it once per output type, with a distinct ``label``
 when a pipeline filters several types. Record types: ``trajectory``, ``task``, ``source_file``, ``fim``,
-``localization``, ``error_diagnosis`` (see :data:`filters.fields.FIELD_SPECS`); any other type falls back to
+``localization``, ``error_diagnosis``, ``error_view`` (see :data:`filters.fields.FIELD_SPECS`); any other type falls back to
 scanning every string field. A pipeline may override a type's fields in the config:
 ``filter_config["fields"] = {"fim": {"texts": ["prefix", "middle", "suffix"], "dedup_key": ["file_content"]}}``.
 
