@@ -63,13 +63,21 @@ from pipelines.stage import FILTERED, REJECTS, Counters, StageDoFn, apply_stage
 
 
 # -- CLI ------------------------------------------------------------------------------------------------------
+def _levels_arg(value: str) -> str:
+    levels = [x.strip() for x in value.split(",") if x.strip()]
+    unknown = sorted(set(levels) - set(LEVELS))
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown level(s) {unknown}; choose from {', '.join(LEVELS)}")
+    return ",".join(levels)
+
+
 def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
     """The filter flags every ``swemine run`` pipeline accepts."""
     g = parser.add_argument_group("filters")
     g.add_argument("--benchmark", action="append", default=[], metavar="[NAME=]PATH_OR_HUB_ID",
                    help="benchmark reference to decontaminate against (repeatable): SWE-bench family, HumanEval, "
                         "MBPP, APPS, DS-1000, LiveCodeBench; local JSON/JSONL/Parquet or a Hub dataset id[:split]")
-    g.add_argument("--decontam-levels", default=",".join(LEVELS),
+    g.add_argument("--decontam-levels", default=",".join(LEVELS), type=_levels_arg,
                    help="comma list of instance,repo,temporal,content (default: all)")
     g.add_argument("--cutoff-date", default="", help="drop records dated on/after this ISO date (temporal level)")
     g.add_argument("--undated", choices=("keep", "drop"), default="keep",
@@ -129,8 +137,7 @@ def filter_config_from_args(args: argparse.Namespace) -> dict[str, Any]:
         name, _, path = item.partition("=")
         roots[name] = root_commits(path)
     license_map = _read_license_map(args.license_map) if args.license_map else {}
-    levels = [x.strip() for x in args.decontam_levels.split(",") if x.strip()]
-    DecontamConfig(levels=tuple(levels))          # raises on an unknown level before anything runs
+    levels = [x for x in args.decontam_levels.split(",") if x]
     allow = [] if not args.license_allow else (
         list(PERMISSIVE) if args.license_allow == "permissive" else [x.strip() for x in args.license_allow.split(",")])
     return {

@@ -101,3 +101,9 @@ def test_trajectories_run_with_filters(corpora_dir, planted, tmp_path, capsys):
     # the same config again is a no-op
     assert cli.main(argv) == 0
     assert json.loads((out / "manifest.json").read_text())["run_id"] == manifest["run_id"]
+
+
+def test_unknown_level_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit):
+        _parse(["--decontam-levels", "instance,vibes"])
+    assert "unknown level(s) ['vibes']" in capsys.readouterr().err
