@@ -107,3 +107,32 @@ def test_unknown_level_is_a_usage_error(capsys):
     with pytest.raises(SystemExit):
         _parse(["--decontam-levels", "instance,vibes"])
     assert "unknown level(s) ['vibes']" in capsys.readouterr().err
+
+
+def test_apply_filters_boilerplate_side_input(corpora_dir, tmp_path):
+    """In Beam, n-grams frequent in the corpus (side input) are excluded exactly as in the plain run."""
+    import apache_beam as beam
+
+    from corpora.records import SOURCE_FILE_SCHEMA, conform
+    from pipelines.filtering import apply_filters
+    from pipelines.runner import Built, PipelineSpec, execute
+
+    common = "Raise error when blueprint name contains a dot This is required since every"
+    rows = [conform(SOURCE_FILE_SCHEMA, {"record_id": f"r{i:02d}", "repo": "acme/x", "path": f"f{i}.py",
+                                         "content": f"# {common}\nx = {i}\n"}) for i in range(12)]
+    rows.append(conform(SOURCE_FILE_SCHEMA, {"record_id": "leak", "repo": "acme/y", "path": "l.py",
+                                             "content": "'''" + FLASK_STATEMENT + "'''\n"}))
+    fcfg = {"benchmarks": [f"lite={corpora_dir / LITE}"], "decontam": {"levels": ["content"]}}
+
+    def build(p, ctx):
+        kept, filtered = apply_filters(p | beam.Create(rows), "source_file", ctx.config["filters"], ctx)
+        return Built(outputs={"code/train": kept}, filtered=[filtered])
+
+    spec = PipelineSpec(name="filter-test", config={"filters": fcfg}, outputs={"code/train": SOURCE_FILE_SCHEMA},
+                        build=build, num_buckets=1)
+    manifest = execute(spec, str(tmp_path / "o"))
+    assert manifest["stages"]["decontam"]["filtered"] == {"content_ngram": 1}
+    (leak,) = read_rows(str(tmp_path / "o"), "filtered/filtered")
+    # 33 statement 10-grams, minus the 4 inside the 13 words that 12 documents share (boilerplate)
+    assert leak["record_id"] == "leak" and json.loads(leak["evidence_json"])["n_matched"] == 29
+    assert len(read_rows(str(tmp_path / "o"), "code/train")) == 12
