@@ -136,3 +136,7 @@ def test_apply_filters_boilerplate_side_input(corpora_dir, tmp_path):
     # 33 statement 10-grams, minus the 4 inside the 13 words that 12 documents share (boilerplate)
     assert leak["record_id"] == "leak" and json.loads(leak["evidence_json"])["n_matched"] == 29
     assert len(read_rows(str(tmp_path / "o"), "code/train")) == 12
+    from filters.benchmarks import load_benchmarks
+    from filters.decontam import DecontamConfig, decontaminate
+    _, plain = decontaminate(rows, "source_file", load_benchmarks(fcfg["benchmarks"]), DecontamConfig(levels=("content",)))
+    assert [p["evidence_json"] for p in plain] == [leak["evidence_json"]]
