@@ -34,6 +34,7 @@ from filters.text import (added_lines, identifier_tokens, informative, strip_gen
 STAGE = "decontam"
 LEVELS = ("instance", "repo", "temporal", "content")
 MAX_LISTED = 5
+ANCHOR_N = 3
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,8 @@ class ContentIndex:
     """Benchmark texts indexed for the content level."""
     items: list[BenchmarkItem]
     substrings: list[tuple[str, int]] = field(default_factory=list)
+    anchors: dict[str, list[int]] = field(default_factory=dict)      # interior word 3-gram -> substring indexes
+    unanchored: list[int] = field(default_factory=list)              # substrings too short to anchor
     ngrams: dict[str, list[int]] = field(default_factory=dict)
     ngram_totals: dict[int, int] = field(default_factory=dict)
     lines: dict[str, list[int]] = field(default_factory=dict)
@@ -85,7 +88,7 @@ class ContentIndex:
                 low = sub.strip().lower()
                 if len(low) >= cfg.min_substring_chars and low not in seen_sub:
                     seen_sub.add(low)
-                    idx.substrings.append((low, i))
+                    idx.add_substring(low, i)
             grams = set()
             for st in item.statements:
                 grams |= word_ngrams(strip_generic_lines(st) if cfg.strip_generic else st, cfg.ngram_n)
@@ -107,6 +110,23 @@ class ContentIndex:
                     idx.buckets.setdefault(key, []).append(i)
         idx.bands = (bands, rows)
         return idx
+
+    def add_substring(self, low: str, item: int) -> None:
+        """Index a lower-cased substring under one word 3-gram from its interior (edge words may be partial)."""
+        pos = len(self.substrings)
+        self.substrings.append((low, item))
+        inner = words(low)[1:-1]
+        if len(inner) >= ANCHOR_N:
+            mid = (len(inner) - ANCHOR_N) // 2
+            self.anchors.setdefault(" ".join(inner[mid:mid + ANCHOR_N]), []).append(pos)
+        else:
+            self.unanchored.append(pos)
+
+    def substring_candidates(self, low_text: str) -> list[int]:
+        """Substrings that may occur in ``low_text``: their anchor occurs in it as whole words (or they have none)."""
+        grams = word_ngrams(low_text, ANCHOR_N)
+        found = {p for g in grams for p in self.anchors.get(g, ())}
+        return sorted(found.union(self.unanchored))
 
     def features(self, texts: Iterable[tuple[str, str]], cfg: DecontamConfig) -> set[str]:
         """Index n-grams (``n:``) and patch lines (``l:``) present in ``texts``: input to boilerplate counting."""
@@ -229,7 +249,8 @@ class Decontaminator:
         texts = iter_texts(record, spec)
         for path, text in texts:
             low = text.lower()
-            for sub, i in idx.substrings:
+            for cand in idx.substring_candidates(low):
+                sub, i = idx.substrings[cand]
                 pos = low.find(sub)
                 if pos >= 0:
                     return "content_substring", {"rule": "substring", "field": path, "offset": pos,

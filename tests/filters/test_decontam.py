@@ -245,3 +245,12 @@ def test_generic_lines_are_not_evidence(bench):
     traceback = ("Traceback (most recent call last):\n  File \"x.py\", line 3, in <module>\n"
                  "The above exception was the direct cause of the following exception:\n")
     assert d.check({"record_id": "t", "content": traceback * 3}, spec_for("source_file")) is None
+
+
+def test_substring_anchor_survives_partial_edge_words(bench):
+    d = Decontaminator(bench, DecontamConfig(levels=("content",)))
+    solution = HUMANEVAL[0]["canonical_solution"].strip()
+    glued = {"record_id": "g", "content": "def f(left, right):\n    re" + solution.upper() + "_tail\n"}
+    reason, ev = d.check(glued, spec_for("source_file"))
+    assert (reason, ev["item_id"], ev["offset"]) == ("content_substring", "HumanEval/0", 26)
+    assert d.index.unanchored == [] and len(d.index.anchors) >= 8
