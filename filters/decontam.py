@@ -321,6 +321,15 @@ class Decontaminator:
             return set()
         return self.index.features(iter_texts(record, spec), self.cfg)
 
+    def annotate(self, record: dict, spec: FieldSpec) -> dict:
+        """Fill a kept record's ``decontam`` struct when its schema has one (the localization records do):
+        ``repo_in_eval`` is true for a record of an eval repo kept because the repo level was off."""
+        if "decontam" not in record:
+            return record
+        _, repo = self._record_repo(record, spec)
+        return {**record, "decontam": {"repo_in_eval": repo in self.eval_repos, "instance_in_eval": False,
+                                       "ngram_hits": 0, "passed": True}}
+
     def stage_fn(self, record_type: str, spec: FieldSpec | None = None):
         """A stage function ``record -> [record | Filtered]`` for :func:`pipelines.stage.apply_stage`."""
         spec = spec or spec_for(record_type)
@@ -328,7 +337,7 @@ class Decontaminator:
         def fn(record: dict) -> list[dict | Filtered]:
             hit = self.check(record, spec)
             if hit is None:
-                return [record]
+                return [self.annotate(record, spec)]
             reason, ev = hit
             return [make_filtered(STAGE, reason, record, record_type, ev)]
 

@@ -254,3 +254,12 @@ def test_substring_anchor_survives_partial_edge_words(bench):
     reason, ev = d.check(glued, spec_for("source_file"))
     assert (reason, ev["item_id"], ev["offset"]) == ("content_substring", "HumanEval/0", 26)
     assert d.index.unanchored == [] and len(d.index.anchors) >= 8
+
+
+def test_kept_records_with_a_decontam_struct_are_annotated(bench):
+    fn = Decontaminator(bench, DecontamConfig(levels=("instance", "content"))).stage_fn("localization")
+    (kept,) = fn({"record_id": "l", "instance_id": "django__django-1", "repo": "django/django",
+                  "problem_statement": "something unrelated", "decontam": None})
+    assert kept["decontam"] == {"repo_in_eval": True, "instance_in_eval": False, "ngram_hits": 0, "passed": True}
+    plain = {"record_id": "t", "repo": "acme/x", "content": "x"}
+    assert Decontaminator(bench, DecontamConfig(levels=("repo",))).stage_fn("source_file")(plain) == [plain]
