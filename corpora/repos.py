@@ -73,12 +73,16 @@ class RepoSource:
         return ""
 
     def license(self, commit: str | None = None) -> str:
-        """SPDX id from the repository's root license file ("" when none is recognised)."""
-        for name in LICENSE_FILES:
-            data = self.read(name, commit)
-            if data:
-                return detect_license(data.decode("utf-8", errors="replace"))
-        return ""
+        """SPDX id from the repository's root license file ("" when none is recognised); cached per commit."""
+        cache = self.__dict__.setdefault("_license_cache", {})
+        if commit not in cache:
+            found = ""
+            for _, data in self._blobs(list(LICENSE_FILES), commit):
+                if data:
+                    found = detect_license(data.decode("utf-8", errors="replace"))
+                    break
+            cache[commit] = found
+        return cache[commit]
 
     def _blobs(self, paths: list[str], commit: str | None) -> Iterator[tuple[str, bytes | None]]:
         for path in paths:

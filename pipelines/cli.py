@@ -17,6 +17,10 @@ DEFAULT_OUTPUT_ROOT = "swemine-output"
 COMMANDS: dict[str, tuple[str, str]] = {
     "formats": ("pipelines.formats_cmd", "list the trajectory readers and what they detect"),
     "inspect": ("pipelines.inspect_cmd", "schema, counts, a sample row and rejects by reason of a run"),
+    "eval-loc": ("pipelines.evalloc_cmd", "score localization predictions against gold (LocAgent metrics)"),
+    "fetch-issues": ("pipelines.fetch_issues_cmd", "dump a GitHub repo's issues as JSONL for `run tasks --issues`"),
+    "publish": ("pipelines.publish_cmd", "upload a finished run to the Hugging Face Hub with a dataset card"),
+    "report": ("pipelines.report_cmd", "write a static HTML quality report with plots of a finished run"),
 }
 
 

@@ -84,10 +84,8 @@ class WriteShards(beam.PTransform):
                 | "Write" >> beam.MapTuple(lambda b, rows: write_bucket(output, prefix, b, schema, rows)))
 
 
-def _default_buckets(input_uris: list[str]) -> int:
-    total = 0
-    for item in mf.input_listing(input_uris):
-        total += item["bytes"] or 0
+def _default_buckets(inputs: list[dict]) -> int:
+    total = sum(item["bytes"] or 0 for item in inputs)
     return max(1, math.ceil(total / DEFAULT_SHARD_BYTES))
 
 
@@ -100,11 +98,14 @@ def _counters(result) -> list[tuple[str, int]]:
     return out
 
 
-def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = None) -> tuple[beam.Pipeline, dict]:
+def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
+              inputs: list[dict] | None = None) -> tuple[beam.Pipeline, dict]:
     """Build (not run) the Beam pipeline of ``spec`` writing into ``output``; returns it with the shard schemas."""
     cfg = {"pipeline": spec.name, **spec.config}
     cfg_hash = mf.config_hash(cfg)
-    n_buckets = spec.num_buckets or _default_buckets(spec.input_uris)
+    if inputs is None:
+        inputs = mf.input_listing(spec.input_uris)
+    n_buckets = spec.num_buckets or _default_buckets(inputs)
     schemas = {**spec.outputs, REJECTS_PREFIX: REJECT_SCHEMA, FILTERED_PREFIX: FILTERED_SCHEMA}
     ctx = RunContext(config=cfg, config_hash=cfg_hash, output=output)
     p = beam.Pipeline(options=beam_options(dataflow.with_staging(list(beam_args or []))))
@@ -143,7 +144,7 @@ def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
         fs.rm(f"{root}/{TMP_DIR}", recursive=True)
     fs.makedirs(root, exist_ok=True)
     inputs = mf.input_listing(spec.input_uris)
-    p, schemas = construct(spec, output, beam_args)
+    p, schemas = construct(spec, output, beam_args, inputs)
     result = p.run()
     result.wait_until_finish()
     stages = mf.stage_counters(_counters(result))

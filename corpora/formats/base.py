@@ -68,7 +68,14 @@ def to_int(value: Any) -> int | None:
 def make_step(idx: int, *, role: str = "assistant", thought: str = "", tool_name: str = "", tool_args: Any = None,
               action_text: str = "", observation: str = "", exit_code: Any = None,
               source_index: int | None = None, truncated: bool | None = None) -> dict:
-    """One normalized step (assistant action + the observation that answered it)."""
+    """One normalized step (assistant action + the observation that answered it).
+
+    Raises ``TypeError`` when a text field holds a number or a boolean: that is a malformed source, and the
+    normalizer turns it into a ``malformed:<format>`` reject instead of inventing text.
+    """
+    for field, value in (("thought", thought), ("action_text", action_text), ("observation", observation)):
+        if isinstance(value, (bool, int, float)):
+            raise TypeError(f"step {idx}: {field} is a {type(value).__name__}, expected text")
     observation = text(observation)
     if truncated is None:
         truncated = any(m in observation for m in OBS_TRUNCATION_MARKERS)
