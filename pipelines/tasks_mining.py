@@ -24,6 +24,7 @@ from miners.issue_links import IssueIndex, read_issues
 from miners.localization import LOCALIZATION_SCHEMA, mine_instance
 from miners.localization import STAGE as STAGE_LOCALIZATION
 from pipelines.localization import OUTPUT as LOCALIZATION_OUTPUT
+from pipelines.filtering import add_filter_arguments, apply_filters, contamination_summarizer, filter_config_from_args
 from pipelines.runner import Built, PipelineSpec
 from pipelines.stage import apply_stage
 
@@ -38,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="issues JSONL dump (number, title, body, created_at, state, pull_request); repeatable")
     parser.add_argument("--rev", default="HEAD", help="walk the history reachable from this revision")
     parser.add_argument("--max-code-files", type=int, default=10)
+    add_filter_arguments(parser)
     parser.add_argument("--min-statement-chars", type=int, default=20)
     parser.add_argument("--max-statement-chars", type=int, default=20000)
     parser.add_argument("--test-rule", action="append", default=None,
@@ -127,7 +129,7 @@ def _localize_fn(cache_dir: str | None, config_hash: str):
 
 def build_spec(repos_dir: str | None = None, repos: list[str] | None = None, issues: list[str] | None = None,
                rev: str = "HEAD", cfg: MineConfig | None = None, cache_dir: str | None = None,
-               localization: bool = False) -> PipelineSpec:
+               localization: bool = False, filters: dict | None = None) -> PipelineSpec:
     """The ``tasks`` pipeline over the repositories of ``repos_dir`` and ``repos`` (plus gold localization records
     with ``localization``)."""
     cfg = cfg or MineConfig()
@@ -136,7 +138,7 @@ def build_spec(repos_dir: str | None = None, repos: list[str] | None = None, iss
         raise ValueError("swemine run tasks needs --repos DIR or at least one --repo")
     issue_paths = [os.path.abspath(p) for p in issues or []]
     config = {"repos": [{**s, "head": _head(s["spec"], rev)} for s in specs], "issues": issue_paths, "rev": rev,
-              "mine": cfg.as_dict(), "localization": localization}
+              "mine": cfg.as_dict(), "localization": localization, "filters": dict(filters or {})}
 
     def build(p, ctx):
         h = ctx.config_hash
@@ -149,6 +151,7 @@ def build_spec(repos_dir: str | None = None, repos: list[str] | None = None, iss
                    | "GroupInstances" >> beam.GroupByKey())
         tasks, _, dup_filtered = apply_stage(grouped, "history_dedupe",
                                              lambda: (lambda kv: pick_instance(list(kv[1]))), fanout=True)
+        tasks, task_filtered = apply_filters(tasks, "task", ctx.config["filters"], ctx, label="Tasks")
         rejects = [list_rejects, mine_rejects]
         outputs = {OUTPUT: tasks}
         if localization:
@@ -162,14 +165,16 @@ def build_spec(repos_dir: str | None = None, repos: list[str] | None = None, iss
         stamp = [r | f"Stamp{i}" >> beam.Map(lambda r: {**r, "config_hash": h}) for i, r in enumerate(rejects)]
         filtered = [f | f"StampF{i}" >> beam.Map(lambda r: {**r, "config_hash": h})
                     for i, f in enumerate((mine_filtered, dup_filtered))]
-        return Built(outputs=outputs, rejects=stamp, filtered=filtered)
+        return Built(outputs=outputs, rejects=stamp, filtered=filtered + [task_filtered])
 
     schemas = {OUTPUT: TASK_SCHEMA, **({LOCALIZATION_OUTPUT: LOCALIZATION_SCHEMA} if localization else {})}
-    return PipelineSpec(name="tasks", config=config, outputs=schemas, build=build, input_uris=issue_paths)
+    return PipelineSpec(name="tasks", config=config, outputs=schemas, build=build, input_uris=issue_paths,
+                        summarize=contamination_summarizer(config["filters"]))
 
 
 def spec_from_args(args: argparse.Namespace) -> PipelineSpec:
     cfg = MineConfig(test_rules=tuple(args.test_rule or DEFAULT_TEST_RULES), max_code_files=args.max_code_files,
                      min_statement_chars=args.min_statement_chars, max_statement_chars=args.max_statement_chars,
                      verify_apply=not args.no_verify_apply)
-    return build_spec(args.repos, args.repo, args.issues, args.rev, cfg, args.repo_cache, args.localization)
+    return build_spec(args.repos, args.repo, args.issues, args.rev, cfg, args.repo_cache, args.localization,
+                      filters=filter_config_from_args(args))
