@@ -25,7 +25,7 @@ from huggingface_hub.utils.sha import git_hash
 
 from manifests import card as cardlib
 from manifests.manifest import MANIFEST_NAME
-from manifests.runs import Run, RunError, load_runs
+from manifests.runs import RunError, load_runs
 
 log = logging.getLogger("swemine.publish")
 

@@ -9,6 +9,7 @@ import os
 from typing import Callable
 
 from corpora.samples import sample_root
+from manifests.report import write_report
 from pipelines import runner
 from pipelines.runner import PipelineSpec
 
@@ -35,5 +36,7 @@ def run_default(output: str, beam_args: list[str], force: bool) -> int:
         print(f"\n## {folder}")
         summarize(manifest)
         status |= 1 if manifest.get("balance_problems") else 0
-    print(f"\noutput: {output}")
+    path, report = write_report(output)
+    print(f"\nreport: {path} ({', '.join(report.plot_names)})")
+    print(f"output: {output}")
     return status

@@ -78,3 +78,29 @@ def write_issues(path: str) -> str:
             fh.write(json.dumps(row) + "\n")
         fh.write("{not json\n")
     return path
+
+
+SHAPES = ("import math\n\n\nclass Circle:\n    def __init__(self, r):\n        self.r = r\n\n"
+          "    def area(self):\n        return 3.14 * self.r ** 2\n\n\n"
+          "def scale(shape, k):\n    shape.r = shape.r * k\n    return shape\n")
+MIT = "MIT License\n\nPermission is hereby granted, free of charge, to any person obtaining a copy\n"
+
+
+def build_shapes(root: str) -> dict[str, str]:
+    """``<root>/acme__shapes``: pull request #21 (two commits, merged after main moved on) edits the method
+    ``Circle.area`` and the function ``scale`` of ``pkg/shapes.py`` and adds a test."""
+    repo = init_repo(os.path.join(root, "acme__shapes"))
+    c = {"repo": repo}
+    c["root"] = commit_files(repo, {"LICENSE": MIT, "pkg/__init__.py": "", "pkg/shapes.py": SHAPES}, "Initial import")
+    git(repo, "checkout", "-q", "-b", "pi")
+    commit_files(repo, {"pkg/shapes.py": SHAPES.replace("3.14 *", "math.pi *")}, "Use math.pi")
+    commit_files(repo, {"pkg/shapes.py": SHAPES.replace("3.14 *", "math.pi *")
+                        .replace("shape.r = shape.r * k", "shape.r *= float(k)"),
+                        "tests/test_shapes.py": "from pkg.shapes import Circle, scale\n\n\ndef test_scale():\n"
+                                                "    assert scale(Circle(1), 2).r == 2.0\n"}, "Scale with floats")
+    git(repo, "checkout", "-q", "main")
+    c["main_moved"] = commit_files(repo, {"README.md": "shapes\n"}, "Add a README")
+    git(repo, "merge", "-q", "--no-ff", "pi", "-m",
+        "Merge pull request #21 from dev/pi\n\nCircle.area should use math.pi and scale should return floats")
+    c["pr_merge"] = git(repo, "rev-parse", "HEAD")
+    return c

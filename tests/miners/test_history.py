@@ -4,10 +4,13 @@ from collections import Counter
 import pytest
 
 from corpora.records import TASK_SCHEMA, Filtered, Reject
+from corpora.repos import GitRepo
 from miners import history
+from miners.code_structure import StructureParser
 from miners.issue_links import IssueIndex, closing_refs, read_issues
+from miners.localization import mine_instance
 from tests.gitutil import commit_files, git, init_repo
-from tests.miners.history_repo import build_history, write_issues
+from tests.miners.history_repo import build_history, build_shapes, write_issues
 
 
 @pytest.fixture(scope="module")
@@ -168,3 +171,25 @@ def test_duplicate_instances_keep_one(hist):
     kept, dup = list(history.pick_instance([b, a]))
     assert kept is a and isinstance(dup, Filtered) and dup["reason"] == "duplicate_instance"
     assert json.loads(dup["evidence_json"])["kept_commit"] == hist["squash"]
+
+
+def test_task_gold_localization_against_the_same_repo(tmp_path):
+    """Plain Python: a merged PR's task → its gold-only localization record read from the repository at the
+    task's base commit (``repo`` gold: a method of a class and a top-level function)."""
+    shapes = build_shapes(str(tmp_path))
+    out = list(history.mine_repo(shapes["repo"], "acme/shapes"))
+    tasks = [t for t in out if not isinstance(t, (Filtered, Reject))]
+    assert [(t["instance_id"], t["base_commit"]) for t in tasks] == [("acme__shapes-21", shapes["root"])]
+    [rec] = mine_instance(tasks[0], [], GitRepo(shapes["repo"], name="acme/shapes"), StructureParser(),
+                          config_hash="h")
+    assert rec["gold_quality"] == "repo" and rec["gold_source"] == "gold_patch"
+    assert rec["gold_files"] == ["pkg/shapes.py"]
+    assert rec["gold_modules"] == ["pkg/shapes.py:Circle", "pkg/shapes.py:scale"]
+    assert rec["gold_entities"] == ["pkg/shapes.py:Circle.area", "pkg/shapes.py:scale"]
+    assert rec["gold_added_entities"] == [] and rec["license"] == "MIT"
+    assert rec["gold_line_spans"] == [{"file": "pkg/shapes.py", "start": 9, "end": 9},
+                                      {"file": "pkg/shapes.py", "start": 13, "end": 13}]
+    assert (rec["instance_id"], rec["repo"], rec["base_commit"]) == ("acme__shapes-21", "acme/shapes", shapes["root"])
+    assert rec["problem_statement"] == "Circle.area should use math.pi and scale should return floats"
+    assert rec["source_dataset"] == "tasks" and rec["source_locator"] == f"commit:{shapes['pr_merge']}"
+    assert rec["retrieval_positives"] == ["pkg/shapes.py"] and rec["step_labels"] == []

@@ -7,9 +7,10 @@ import pytest
 
 from manifests.shards import read_rows
 from miners.history import patch_applies
+from miners.localization import LOCALIZATION_SCHEMA
 from pipelines.cli import main
 from tests.gitutil import git
-from tests.miners.history_repo import build_history, write_issues
+from tests.miners.history_repo import build_history, build_shapes, write_issues
 
 PROJECT = pathlib.Path(__file__).resolve().parents[2]
 IN_GIT = subprocess.run(["git", "-C", str(PROJECT), "rev-parse", "HEAD"], capture_output=True).returncode == 0
@@ -76,3 +77,37 @@ def test_run_tasks_on_a_clone_of_this_project_with_a_squash_merged_fix(tmp_path)
         ("acme__swemine-101", base, "pr_message")]
     assert rows[0]["patch"].startswith("diff --git a/miners/history.py b/miners/history.py")
     assert patch_applies(str(clone), base, rows[0]["patch"])
+
+
+def test_run_tasks_with_localization_writes_repo_gold_records(tmp_path):
+    """``--localization``: every task's gold record, read from the repository it came from, in the same run."""
+    repos = tmp_path / "repos"
+    calc, shapes = build_history(str(repos)), build_shapes(str(repos))
+    out = tmp_path / "run"
+    assert main(["run", "tasks", "--repos", str(repos), "--localization", "--output", str(out)]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["balance_problems"] == []
+    assert manifest["stages"]["localization"]["in"] == manifest["stages"]["localization"]["out"] == 4
+    tasks = {r["instance_id"]: r for r in read_rows(str(out), "tasks/train")}
+    ds = datasets.load_dataset("parquet", data_files=f"{out}/localization/train-*.parquet", split="train")
+    assert ds.features == datasets.Features.from_arrow_schema(LOCALIZATION_SCHEMA)
+    gold = {r["instance_id"]: r for r in ds}
+    assert sorted(gold) == sorted(tasks) == ["acme__calc-5", "acme__calc-7", "acme__calc-9", "acme__shapes-21"]
+    got = {iid: (r["gold_quality"], r["gold_files"], r["gold_modules"], r["gold_entities"], r["gold_added_entities"])
+           for iid, r in gold.items()}
+    assert got == {
+        "acme__calc-5": ("repo", ["pkg/calc.py", "pkg/util.py"], ["pkg/calc.py:add", "pkg/util.py:clamp"],
+                         ["pkg/calc.py:add", "pkg/util.py:clamp"], ["pkg/util.py:clamp"]),
+        # the squash commit rewrites calc.py from the original text: it also undoes the merged PR's change to add
+        "acme__calc-7": ("repo", ["pkg/calc.py"], ["pkg/calc.py:add", "pkg/calc.py:div"],
+                         ["pkg/calc.py:add", "pkg/calc.py:div"], []),
+        "acme__calc-9": ("repo", ["pkg/calc.py"], ["pkg/calc.py:mul"], ["pkg/calc.py:mul"], []),
+        "acme__shapes-21": ("repo", ["pkg/shapes.py"], ["pkg/shapes.py:Circle", "pkg/shapes.py:scale"],
+                            ["pkg/shapes.py:Circle.area", "pkg/shapes.py:scale"], []),
+    }
+    for iid, r in gold.items():
+        assert (r["base_commit"], r["problem_statement"]) == (tasks[iid]["base_commit"],
+                                                              tasks[iid]["problem_statement"])
+        assert r["config_hash"] == manifest["config_hash"]
+    assert gold["acme__shapes-21"]["base_commit"] == shapes["root"] and gold["acme__shapes-21"]["license"] == "MIT"
+    assert gold["acme__calc-5"]["base_commit"] == calc["docs"]

@@ -37,7 +37,7 @@ def test_cli_default_run_formats_and_inspect(tmp_path, capsys):
     out = str(tmp_path / "default")
     assert main(["run", "--output", out]) == 0
     printed = capsys.readouterr().out
-    assert "## trajectories" in printed and "## localization" in printed
+    assert "## trajectories" in printed and "## localization" in printed and "report: " in printed
     assert "data/train-00000-of-00001.parquet" in printed and "localization/train-00000-of-00001.parquet" in printed
     manifest = json.loads((tmp_path / "default" / "trajectories" / "manifest.json").read_text())
     assert manifest["stages"]["read"]["rejected"] == {}
