@@ -10,6 +10,7 @@ from corpora.inputs import expand_inputs
 from miners import error_miner as em
 from miners.diagnosis import ERROR_DIAGNOSIS_SCHEMA, STATUS_VERIFIED, RuleDiagnoser
 from miners.error_views import VIEW_SCHEMA, VIEWS, build_views
+from pipelines.filtering import add_filter_arguments, apply_filters, contamination_summarizer, filter_config_from_args
 from pipelines.runner import Built, PipelineSpec
 from pipelines.stage import apply_stage
 from pipelines.trajectories import read_and_join
@@ -36,6 +37,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--budget-requests", type=int, default=None,
                         help="stop sending after this many requests per worker; the rest is written not_diagnosed")
     parser.add_argument("--budget-tokens", type=int, default=None, help="same, in prompt+completion tokens")
+    add_filter_arguments(parser)
 
 
 def make_diagnoser(cfg: dict):
@@ -67,15 +69,18 @@ def _with_gold(p, trajs, tasks_pcoll):
     return keyed | "CoGroupGold" >> beam.CoGroupByKey() | "PairGold" >> beam.FlatMap(pair)
 
 
-def build_spec(inputs: list[str], tasks: list[str] | None = None, **options) -> PipelineSpec:
-    """The ``errors`` pipeline; ``options`` are the ``add_arguments`` flags (underscored)."""
+def build_spec(inputs: list[str], tasks: list[str] | None = None, filters: dict | None = None,
+               **options) -> PipelineSpec:
+    """The ``errors`` pipeline; ``options`` are the ``add_arguments`` flags (underscored). The filters run on the
+    normalized trajectories, so nothing is mined from a removed one."""
     defaults = {"max_file_bytes": 1 << 30, "diagnoser": "rules", "llm_base_url": None, "llm_model": "",
                 "llm_cache_dir": DEFAULT_CACHE, "llm_concurrency": 4, "llm_timeout": 60.0, "llm_retries": 4,
                 "llm_temperature": 0.0, "llm_seed": 0, "budget_requests": None, "budget_tokens": None}
     unknown = set(options) - set(defaults)
     if unknown:
         raise TypeError(f"unknown option(s) {sorted(unknown)}")
-    config = {"inputs": list(inputs), "tasks": list(tasks or []), **defaults, **options}
+    config = {"inputs": list(inputs), "tasks": list(tasks or []), **defaults, **options,
+              "filters": dict(filters or {})}
     if config["diagnoser"] == "rules":
         for k in [k for k in config if k.startswith("llm_") or k.startswith("budget_")]:
             config[k] = defaults[k]           # LLM settings do not change a rules run's config hash
@@ -89,6 +94,7 @@ def build_spec(inputs: list[str], tasks: list[str] | None = None, **options) -> 
             rejects.append(task_rejects)
         trajs, read_rejects = read_and_join(p, ctx, tasks_pcoll)
         rejects.append(read_rejects)
+        trajs, traj_filtered = apply_filters(trajs, "trajectory", cfg["filters"], ctx, label="Traj")
         items, _, filtered = apply_stage(_with_gold(p, trajs, tasks_pcoll), "detect", lambda: em.detect_fn)
         diagnosed, diag_rejects, _ = apply_stage(items, "diagnose", lambda: em.diagnose_fn(make_diagnoser(cfg)))
         verified, verify_rejects, _ = apply_stage(diagnosed, "verify", lambda: em.verify_fn())
@@ -102,15 +108,17 @@ def build_spec(inputs: list[str], tasks: list[str] | None = None, **options) -> 
         outputs = {RECORDS: ok, NOT_DIAGNOSED: not_diag, **{VIEW_PREFIXES[v]: by_view[i] for i, v in enumerate(VIEWS)}}
         stamp_rej = [r | f"StampRej{i}" >> beam.Map(lambda x: {**x, "config_hash": stamp})
                      for i, r in enumerate((diag_rejects, verify_rejects))]
-        return Built(outputs=outputs, rejects=rejects + stamp_rej, filtered=[filtered])
+        return Built(outputs=outputs, rejects=rejects + stamp_rej, filtered=[traj_filtered, filtered])
 
     schemas = {RECORDS: ERROR_DIAGNOSIS_SCHEMA, NOT_DIAGNOSED: ERROR_DIAGNOSIS_SCHEMA,
                **{prefix: VIEW_SCHEMA for prefix in VIEW_PREFIXES.values()}}
     return PipelineSpec(name="errors", config=config, outputs=schemas, build=build,
-                        input_uris=[u.uri for u in expand_inputs(inputs) if u.kind == "file"])
+                        input_uris=[u.uri for u in expand_inputs(inputs) if u.kind == "file"],
+                        summarize=contamination_summarizer(config["filters"]))
 
 
 def spec_from_args(args: argparse.Namespace) -> PipelineSpec:
     keys = ("max_file_bytes", "diagnoser", "llm_base_url", "llm_model", "llm_cache_dir", "llm_concurrency",
             "llm_timeout", "llm_retries", "llm_temperature", "llm_seed", "budget_requests", "budget_tokens")
-    return build_spec(args.input, args.tasks, **{k: getattr(args, k) for k in keys})
+    return build_spec(args.input, args.tasks, filters=filter_config_from_args(args),
+                      **{k: getattr(args, k) for k in keys})

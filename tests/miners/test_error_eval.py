@@ -1,6 +1,5 @@
 """Figures against external labels: Who&When human step labels and the mini-swe-agent failure reports."""
 import glob
-import json
 
 from corpora.tasks import load_tasks
 from miners import diagnosis as dg

