@@ -1,28 +1,42 @@
 """The no-argument ``swemine run``: the whole job on the embedded sample corpus.
 
 Each step is an ordinary pipeline run into its own folder under the output directory, so every step has
-its own shards, rejects and manifest, and a re-run skips the steps that are already complete.
+its own shards, rejects, filtered records and manifest, and a re-run skips the steps that are already
+complete. Every step decontaminates against the embedded SAMPLE benchmark (which lists ``samples__calc-2``
+as an evaluation instance), so the run shows what a removal looks like; the job ends with the HTML report.
 """
 from __future__ import annotations
 
+import argparse
 import os
 from typing import Callable
 
 from corpora.samples import sample_root
 from manifests.report import write_report
 from pipelines import runner
+from pipelines.filtering import add_filter_arguments, filter_config_from_args
 from pipelines.runner import PipelineSpec
+
+
+def filter_config(flags: list[str]) -> dict:
+    """The filter config the CLI would build from ``flags`` (e.g. ``["--benchmark", path]``)."""
+    parser = argparse.ArgumentParser()
+    add_filter_arguments(parser)
+    return filter_config_from_args(parser.parse_args(flags))
 
 
 def default_steps(root: str) -> list[tuple[str, Callable[[], PipelineSpec]]]:
     """``(folder, spec factory)`` for every step of the default job, in order."""
-    from pipelines import localization, trajectories
+    from pipelines import errors, localization, trajectories
 
     trajs = [os.path.join(root, "trajectories")]
     tasks = [os.path.join(root, "tasks")]
+    filters = filter_config(["--benchmark", f"sample-eval={os.path.join(root, 'benchmarks', 'sample_eval.jsonl')}",
+                             "--decontam-levels", "instance,content", "--scrub-secrets", "scrub"])
     return [
-        ("trajectories", lambda: trajectories.build_spec(trajs, tasks)),
-        ("localization", lambda: localization.build_spec(trajs, tasks)),
+        ("trajectories", lambda: trajectories.build_spec(trajs, tasks, filters=filters)),
+        ("localization", lambda: localization.build_spec(trajs, tasks, filters=filters)),
+        ("errors", lambda: errors.build_spec(trajs, tasks, filters=filters)),
     ]
 
 
