@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import logging
 import os
 import sys
@@ -18,6 +17,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "formats": ("pipelines.formats_cmd", "list the trajectory readers and what they detect"),
     "inspect": ("pipelines.inspect_cmd", "schema, counts, a sample row and rejects by reason of a run"),
     "eval-loc": ("pipelines.evalloc_cmd", "score localization predictions against gold (LocAgent metrics)"),
+    "fetch-issues": ("pipelines.fetch_issues_cmd", "dump a GitHub repo's issues as JSONL for `run tasks --issues`"),
+    "publish": ("pipelines.publish_cmd", "upload a finished run to the Hugging Face Hub with a dataset card"),
+    "report": ("pipelines.report_cmd", "write a static HTML quality report with plots of a finished run"),
 }
 
 
@@ -92,12 +94,27 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _QuietBeam(logging.Filter):
+    """Hide Beam's import-time notice about optional GCP libraries and its workers' start-up chatter."""
+    NOISE = ("apitools not found", "No semi_persistent_directory found")
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not any(n in record.getMessage() for n in self.NOISE)
+
+
+def setup_logging(verbose: bool) -> None:
+    """swemine progress at INFO; Beam at WARNING (INFO with ``-v``), without its known noise."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, force=True,
+                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_QuietBeam())
+    logging.getLogger("swemine").setLevel(logging.INFO)
+
+
 def main(argv: list[str] | None = None) -> int:
+    setup_logging("-v" in (argv or sys.argv) or "--verbose" in (argv or sys.argv))
     parser = build_parser()
     args, beam_args = parser.parse_known_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, force=True,
-                        format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    logging.getLogger("swemine").setLevel(logging.INFO)
     if args.command == "run" or args.command is None:
         if args.command is None:
             args = parser.parse_args(["run"])
@@ -106,10 +123,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(beam_args)}")
     main_fn: Callable = args._main
     return int(main_fn(args) or 0)
-
-
-def dump_json(obj) -> str:
-    return json.dumps(obj, indent=2, sort_keys=True, default=str)
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ from corpora.records import make_reject
 from corpora.repos import repo_for
 from miners.code_structure import StructureParser
 from miners.localization import LOCALIZATION_SCHEMA, STAGE, RewardConfig, mine_instance
+from pipelines.filtering import add_filter_arguments, apply_filters, contamination_summarizer, filter_config_from_args
 from pipelines.runner import Built, PipelineSpec
 from pipelines.stage import apply_stage
 from pipelines.tasks_input import read_tasks
@@ -33,6 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     for f in fields(RewardConfig):
         parser.add_argument(f"--{f.name.replace('_', '-')}", type=float, default=f.default,
                             help=f"reward constant {f.name} (default {f.default})")
+    add_filter_arguments(parser)
 
 
 class _Miner:
@@ -73,12 +75,13 @@ def _group(kv, with_inputs: bool):
 
 
 def build_spec(inputs: list[str], tasks: list[str], repos: str = "", reward: RewardConfig = RewardConfig(),
-               max_file_bytes: int = 1 << 30, num_buckets: int | None = None) -> PipelineSpec:
+               max_file_bytes: int = 1 << 30, num_buckets: int | None = None,
+               filters: dict | None = None) -> PipelineSpec:
     """The ``localization`` pipeline (see the module docstring)."""
     if not tasks:
         raise ValueError("localization needs --tasks (the gold patches come from the task rows)")
     config = {"inputs": list(inputs), "tasks": list(tasks), "repos": os.path.abspath(repos) if repos else "",
-              "reward": asdict(reward), "max_file_bytes": max_file_bytes}
+              "reward": asdict(reward), "max_file_bytes": max_file_bytes, "filters": dict(filters or {})}
 
     def build(p, ctx):
         cfg = ctx.config
@@ -95,14 +98,17 @@ def build_spec(inputs: list[str], tasks: list[str], repos: str = "", reward: Rew
         reward_cfg, repos_dir, stamp = RewardConfig(**cfg["reward"]), cfg["repos"], ctx.config_hash
         records, mine_rejects, _ = apply_stage(groups, STAGE, lambda: _Miner(repos_dir, reward_cfg, stamp),
                                                fanout=True)
-        return Built(outputs={OUTPUT: records}, rejects=rejects + [mine_rejects])
+        kept, filtered = apply_filters(records, "localization", cfg["filters"], ctx, label="Loc")
+        return Built(outputs={OUTPUT: kept}, rejects=rejects + [mine_rejects], filtered=[filtered])
 
     input_uris = [u.uri for u in expand_inputs(list(inputs) + [t for t in tasks if os.path.exists(t)])
                   if u.kind == "file"]
     return PipelineSpec(name="localization", config=config, outputs={OUTPUT: LOCALIZATION_SCHEMA}, build=build,
-                        input_uris=input_uris, num_buckets=num_buckets)
+                        input_uris=input_uris, num_buckets=num_buckets,
+                        summarize=contamination_summarizer(config["filters"]))
 
 
 def spec_from_args(args: argparse.Namespace) -> PipelineSpec:
     reward = RewardConfig(**{f.name: getattr(args, f.name) for f in fields(RewardConfig)})
-    return build_spec(args.input, args.tasks, args.repos, reward, args.max_file_bytes)
+    return build_spec(args.input, args.tasks, args.repos, reward, args.max_file_bytes,
+                      filters=filter_config_from_args(args))

@@ -4,5 +4,7 @@
 PIPELINES: dict[str, str] = {
     "trajectories": "pipelines.trajectories",
     "localization": "pipelines.localization",
+    "tasks": "pipelines.tasks_mining",
+    "errors": "pipelines.errors",
     "fim": "pipelines.fim",
 }

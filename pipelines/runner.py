@@ -13,7 +13,7 @@ import math
 import shutil
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 import apache_beam as beam
 import fsspec

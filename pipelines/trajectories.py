@@ -8,6 +8,7 @@ import apache_beam as beam
 from corpora.inputs import expand_inputs
 from corpora.normalize import apply_labels, apply_task, read_unit
 from corpora.records import TRAJECTORY_SCHEMA
+from pipelines.filtering import add_filter_arguments, apply_filters, contamination_summarizer, filter_config_from_args
 from pipelines.runner import Built, PipelineSpec, RunContext
 from pipelines.stage import Counters, apply_stage
 
@@ -17,6 +18,7 @@ OUTPUT = "data/train"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-file-bytes", type=int, default=1 << 30,
                         help="files larger than this (after decompression) are rejected as too_large")
+    add_filter_arguments(parser)
 
 
 class _SplitKinds(beam.DoFn):
@@ -70,9 +72,11 @@ def read_and_join(p: beam.Pipeline, ctx: RunContext, tasks_pcoll=None):
 
 
 def build_spec(inputs: list[str], tasks: list[str] | None = None, max_file_bytes: int = 1 << 30,
-               num_buckets: int | None = None) -> PipelineSpec:
-    """The ``trajectories`` pipeline over ``inputs`` (optionally joined with task files)."""
-    config = {"inputs": list(inputs), "tasks": list(tasks or []), "max_file_bytes": max_file_bytes}
+               num_buckets: int | None = None, filters: dict | None = None) -> PipelineSpec:
+    """The ``trajectories`` pipeline over ``inputs`` (optionally joined with task files), then the filters
+    configured in ``filters`` (see :func:`pipelines.filtering.filter_config_from_args`)."""
+    config = {"inputs": list(inputs), "tasks": list(tasks or []), "max_file_bytes": max_file_bytes,
+              "filters": dict(filters or {})}
 
     def build(p, ctx):
         tasks_pcoll = None
@@ -80,14 +84,17 @@ def build_spec(inputs: list[str], tasks: list[str] | None = None, max_file_bytes
             from pipelines.tasks_input import read_tasks
             tasks_pcoll, task_rejects = read_tasks(p, ctx)
         trajs, rejects = read_and_join(p, ctx, tasks_pcoll)
-        return Built(outputs={OUTPUT: trajs}, rejects=[rejects] + ([task_rejects] if tasks_pcoll is not None else []))
+        kept, filtered = apply_filters(trajs, "trajectory", ctx.config["filters"], ctx)
+        return Built(outputs={OUTPUT: kept}, rejects=[rejects] + ([task_rejects] if tasks_pcoll is not None else []),
+                     filtered=[filtered])
 
     return PipelineSpec(name="trajectories", config=config, outputs={OUTPUT: TRAJECTORY_SCHEMA}, build=build,
-                        input_uris=[u.uri for u in expand_inputs(inputs) if u.kind == "file"], num_buckets=num_buckets)
+                        input_uris=[u.uri for u in expand_inputs(inputs) if u.kind == "file"], num_buckets=num_buckets,
+                        summarize=contamination_summarizer(config["filters"]))
 
 
 def spec_from_args(args: argparse.Namespace) -> PipelineSpec:
-    return build_spec(args.input, args.tasks, args.max_file_bytes)
+    return build_spec(args.input, args.tasks, args.max_file_bytes, filters=filter_config_from_args(args))
 
 
 

@@ -73,3 +73,20 @@ def test_manifest_write_read_and_completeness(tmp_path):
     assert mf.is_complete(out, h) and not mf.is_complete(out, "other")
     inp.write_text('{"changed": true}')
     assert not mf.is_complete(out, h)
+
+
+def test_same_size_edit_of_an_input_invalidates_the_run(tmp_path):
+    inp = tmp_path / "in.json"
+    inp.write_text('{"a": 1}')
+    listing = mf.input_listing([str(inp), str(tmp_path / "gone.json")])
+    assert listing[0]["bytes"] == 8 and listing[0]["sha256"] == mf._file_sha256(str(inp))
+    assert listing[1] == {"uri": str(tmp_path / "gone.json"), "bytes": None, "mtime": None, "sha256": None}
+    out = str(tmp_path / "run")
+    h = mf.config_hash({"x": 1})
+    mf.write_manifest(out, mf.build_manifest(pipeline="x", config={}, cfg_hash=h, inputs=listing[:1], stages={},
+                                             outputs=[], started=0.0))
+    assert mf.is_complete(out, h)
+    import os
+    os.utime(inp, ns=(1, 1))
+    inp.write_text('{"a": 2}')
+    assert not mf.is_complete(out, h)

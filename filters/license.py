@@ -1,0 +1,143 @@
+"""License policy for code: an allow-list of SPDX ids (permissive by default) over each record's license.
+
+The license comes from, in order: a repo → license mapping given as metadata (``--license-map``), the record's
+own license field (``SourceFile.license``), or a repo's license file text (:func:`license_from_text` over
+``LICENSE`` / ``COPYING`` files via any reader, e.g. ``RepoSource.read``). Names are normalized to SPDX ids;
+expressions with ``OR`` pass when any alternative is allowed, ``AND`` when all are. A license outside the
+allow-list is ``license_not_allowed``; no or unrecognisable license is its own reason, ``license_unknown``.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+from corpora.records import Filtered, make_filtered
+from filters.canon import normalize_repo
+from filters.fields import FieldSpec, first_value, spec_for
+
+STAGE = "license"
+PERMISSIVE = ("MIT", "Apache-2.0", "BSD-2-Clause", "BSD-3-Clause", "ISC", "Unlicense", "0BSD", "PSF-2.0",
+              "Zlib", "CC0-1.0", "BSL-1.0", "MIT-0", "X11", "NCSA", "Python-2.0")
+LICENSE_FILES = ("LICENSE", "LICENSE.txt", "LICENSE.md", "LICENSE.rst", "COPYING", "COPYING.txt", "LICENCE")
+
+#: Common spellings (lower-cased, punctuation collapsed) → SPDX id.
+_ALIASES = {
+    "mit": "MIT", "mit license": "MIT", "the mit license": "MIT", "expat": "MIT",
+    "apache 2 0": "Apache-2.0", "apache license 2 0": "Apache-2.0", "apache license version 2 0": "Apache-2.0",
+    "apache software license": "Apache-2.0", "apache 2": "Apache-2.0", "asl 2 0": "Apache-2.0",
+    "bsd": "BSD-3-Clause", "bsd license": "BSD-3-Clause", "new bsd license": "BSD-3-Clause",
+    "bsd 3 clause": "BSD-3-Clause", "bsd 3 clause new or revised license": "BSD-3-Clause",
+    "bsd 2 clause": "BSD-2-Clause", "simplified bsd license": "BSD-2-Clause",
+    "bsd 2 clause simplified license": "BSD-2-Clause", "isc": "ISC", "isc license": "ISC",
+    "unlicense": "Unlicense", "the unlicense": "Unlicense", "psf": "PSF-2.0", "python software foundation license":
+    "PSF-2.0", "gpl 2 0": "GPL-2.0", "gpl 3 0": "GPL-3.0", "gplv2": "GPL-2.0", "gplv3": "GPL-3.0",
+    "gnu general public license v3 0": "GPL-3.0", "gnu general public license v2 0": "GPL-2.0",
+    "lgpl 2 1": "LGPL-2.1", "lgpl 3 0": "LGPL-3.0", "agpl 3 0": "AGPL-3.0",
+    "gnu affero general public license v3 0": "AGPL-3.0", "mpl 2 0": "MPL-2.0",
+    "mozilla public license 2 0": "MPL-2.0", "cc0 1 0": "CC0-1.0", "zlib": "Zlib", "boost software license 1 0":
+    "BSL-1.0", "other": "NOASSERTION", "no license": "NONE", "none": "NONE", "noassertion": "NOASSERTION",
+}
+_SUFFIXES = re.compile(r"-(only|or-later)$|\+$")
+
+#: Distinctive phrases of license texts → SPDX id (checked in order; the GPL family before its mentions).
+_TEXT_MARKERS = [
+    (re.compile(r"GNU AFFERO GENERAL PUBLIC LICENSE\s+Version 3", re.I), "AGPL-3.0"),
+    (re.compile(r"GNU LESSER GENERAL PUBLIC LICENSE\s+Version 3", re.I), "LGPL-3.0"),
+    (re.compile(r"GNU LESSER GENERAL PUBLIC LICENSE\s+Version 2\.1", re.I), "LGPL-2.1"),
+    (re.compile(r"GNU GENERAL PUBLIC LICENSE\s+Version 3", re.I), "GPL-3.0"),
+    (re.compile(r"GNU GENERAL PUBLIC LICENSE\s+Version 2", re.I), "GPL-2.0"),
+    (re.compile(r"Mozilla Public License,?\s+Version 2\.0", re.I), "MPL-2.0"),
+    (re.compile(r"Apache License,?\s+Version 2\.0", re.I), "Apache-2.0"),
+    (re.compile(r"Permission is hereby granted, free of charge, to any person obtaining a copy", re.I), "MIT"),
+    (re.compile(r"Permission to use, copy, modify, and(/or)? distribute this software for any purpose", re.I), "ISC"),
+    (re.compile(r"This is free and unencumbered software released into the public domain", re.I), "Unlicense"),
+    (re.compile(r"PYTHON SOFTWARE FOUNDATION LICENSE VERSION 2", re.I), "PSF-2.0"),
+    (re.compile(r"Boost Software License - Version 1\.0", re.I), "BSL-1.0"),
+]
+_BSD = re.compile(r"Redistribution and use in source and binary forms", re.I)
+_BSD_THIRD = re.compile(r"Neither the name of|endorse or promote products", re.I)
+
+
+def normalize_spdx(name: str | None) -> str:
+    """A license name or SPDX id → SPDX id (``""`` when empty; unknown ids are returned as given)."""
+    text = (name or "").strip()
+    if not text:
+        return ""
+    alias = _ALIASES.get(re.sub(r"[^a-z0-9]+", " ", text.lower()).strip())
+    if alias:
+        return alias
+    return _SUFFIXES.sub("", text)
+
+
+def license_from_text(text: str) -> str:
+    """SPDX id recognised from a license file's text, or ``""``."""
+    for pattern, spdx in _TEXT_MARKERS:
+        if pattern.search(text):
+            return spdx
+    if _BSD.search(text):
+        return "BSD-3-Clause" if _BSD_THIRD.search(text) else "BSD-2-Clause"
+    return ""
+
+
+def license_from_repo(read: Callable[[str], bytes | None]) -> tuple[str, str]:
+    """``(spdx, file)`` from the first license file ``read(path)`` returns (e.g. ``RepoSource.read``)."""
+    for name in LICENSE_FILES:
+        data = read(name)
+        if data:
+            return license_from_text(data.decode("utf-8", errors="replace")), name
+    return "", ""
+
+
+def _terms(expr: str) -> tuple[str, list[list[str]]]:
+    """An SPDX expression as OR-of-AND groups of normalized ids."""
+    expr = expr.strip().strip("()")
+    groups = [[normalize_spdx(t) for t in re.split(r"\s+AND\s+", alt)] for alt in re.split(r"\s+OR\s+", expr)]
+    return expr, groups
+
+
+@dataclass(frozen=True)
+class LicenseConfig:
+    """The allow-list and where a record's license comes from."""
+    allow: tuple[str, ...] = PERMISSIVE
+    repo_licenses: tuple[tuple[str, str], ...] = ()      # (repo, license) metadata, highest priority
+
+    def allowed(self) -> set[str]:
+        return {normalize_spdx(a) for a in self.allow}
+
+
+def check_license(license_expr: str | None, cfg: LicenseConfig) -> tuple[str, str] | None:
+    """``None`` when allowed, else ``(reason, spdx)`` with reason ``license_unknown`` or ``license_not_allowed``."""
+    expr = (license_expr or "").strip()
+    if not expr:
+        return "license_unknown", ""
+    expr, groups = _terms(expr)
+    allowed = cfg.allowed()
+    if any(all(t in allowed for t in g) for g in groups):
+        return None
+    ids = [t for g in groups for t in g]
+    if all(t in ("", "NONE", "NOASSERTION") for t in ids):
+        return "license_unknown", expr
+    return "license_not_allowed", expr
+
+
+def license_stage_fn(record_type: str, cfg: LicenseConfig | None = None, spec: FieldSpec | None = None):
+    """Stage function: keep records whose license is allowed; others ``Filtered`` with the license found."""
+    cfg = cfg or LicenseConfig()
+    spec = spec or spec_for(record_type)
+    by_repo: Mapping[str, str] = {normalize_repo(r): lic for r, lic in cfg.repo_licenses}
+
+    def fn(record: dict) -> list[dict | Filtered]:
+        _, repo = first_value(record, spec.repo)
+        source, lic = "metadata", by_repo.get(normalize_repo(str(repo or "")))
+        if not lic:
+            source, lic = spec.license, first_value(record, spec.license)[1]
+        verdict = check_license(str(lic or ""), cfg)
+        if verdict is None:
+            return [record]
+        reason, spdx = verdict
+        return [make_filtered(STAGE, reason, record, record_type,
+                              {"rule": reason, "license": spdx, "license_source": source if lic else "",
+                               "repo": repo or "", "allow": sorted(cfg.allowed())})]
+
+    return fn

@@ -1,0 +1,139 @@
+"""Trajectory quality filters (Nebius / SWE-smith practice, methods.md §7): each rule configurable, each a reason.
+
+Per record (:func:`quality_stage_fn`):
+- ``empty_trajectory`` — fewer than ``min_steps`` steps;
+- ``malformed_response`` — more than ``max_malformed_steps`` assistant steps with no action and no tool, with
+  tool arguments that are not JSON, or whose observation carries a harness format-error marker;
+- ``tool_misuse`` — more than ``max_tool_errors`` observations carrying a tool-misuse marker (unknown command,
+  usage error, bad arguments).
+
+Per instance (:func:`select_per_instance`, after a group-by on the instance id):
+- ``duplicate_actions`` — the same normalized action sequence as a kept trajectory of the same instance;
+- ``not_n_shortest`` — beyond the ``keep_shortest`` shortest (fewest steps, then smallest id) of its instance.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from corpora.records import Filtered, make_filtered
+from filters.text import exact_key
+
+STAGE = "quality"
+GROUP_STAGE = "quality_group"
+FORMAT_ERROR_MARKERS = ("your output was not formatted correctly", "was not formatted correctly",
+                        "your last output did not use any tool calls", "please make sure your output includes exactly",
+                        "format error")
+TOOL_ERROR_MARKERS = ("command not found", "unrecognized arguments", "invalid choice", "unknown command",
+                      "usage: ", "not a valid command", "missing required argument")
+
+
+@dataclass(frozen=True)
+class QualityConfig:
+    """Switches and thresholds; 0 / empty switches a rule off where noted."""
+    min_steps: int = 1
+    malformed: bool = True
+    max_malformed_steps: int = 0
+    format_error_markers: tuple[str, ...] = FORMAT_ERROR_MARKERS
+    tool_misuse: bool = True
+    max_tool_errors: int = 3
+    tool_error_markers: tuple[str, ...] = TOOL_ERROR_MARKERS
+    dedup_actions: bool = True
+    keep_shortest: int = 0                 # keep N shortest per instance; 0 = off
+
+
+def _malformed_steps(steps: list[dict], markers: tuple[str, ...]) -> list[dict[str, Any]]:
+    out = []
+    for s in steps:
+        why = ""
+        if s.get("role") in ("assistant", "agent", None) and not (s.get("action_text") or "").strip() \
+                and not s.get("tool_name"):
+            why = "no_action"
+        elif s.get("tool_args_json"):
+            try:
+                json.loads(s["tool_args_json"])
+            except (TypeError, json.JSONDecodeError):
+                why = "tool_args_not_json"
+        if not why:
+            obs = (s.get("observation") or "").lower()
+            why = next((f"marker:{m}" for m in markers if m in obs), "")
+        if why:
+            out.append({"step": s.get("idx"), "why": why})
+    return out
+
+
+def _tool_errors(steps: list[dict], markers: tuple[str, ...]) -> list[dict[str, Any]]:
+    out = []
+    for s in steps:
+        obs = (s.get("observation") or "").lower()
+        hit = next((m for m in markers if m in obs), None)
+        if hit:
+            out.append({"step": s.get("idx"), "marker": hit.strip()})
+    return out
+
+
+def check_quality(traj: dict, cfg: QualityConfig) -> tuple[str, dict[str, Any]] | None:
+    """The first per-record rule that fires as ``(reason, evidence)``, or ``None``."""
+    steps = traj.get("steps") or []
+    if len(steps) < cfg.min_steps:
+        return "empty_trajectory", {"rule": "min_steps", "n_steps": len(steps), "min_steps": cfg.min_steps}
+    if cfg.malformed:
+        bad = _malformed_steps(steps, cfg.format_error_markers)
+        if len(bad) > cfg.max_malformed_steps:
+            return "malformed_response", {"rule": "malformed_steps", "n_bad": len(bad), "steps": bad[:10],
+                                          "max_malformed_steps": cfg.max_malformed_steps}
+    if cfg.tool_misuse:
+        errs = _tool_errors(steps, cfg.tool_error_markers)
+        if len(errs) > cfg.max_tool_errors:
+            return "tool_misuse", {"rule": "tool_errors", "n_errors": len(errs), "steps": errs[:10],
+                                   "max_tool_errors": cfg.max_tool_errors}
+    return None
+
+
+def quality_stage_fn(record_type: str = "trajectory", cfg: QualityConfig | None = None):
+    """Stage function for the per-record rules."""
+    cfg = cfg or QualityConfig()
+
+    def fn(traj: dict) -> list[dict | Filtered]:
+        hit = check_quality(traj, cfg)
+        if hit is None:
+            return [traj]
+        return [make_filtered(STAGE, hit[0], traj, record_type, hit[1])]
+
+    return fn
+
+
+def action_key(traj: dict) -> str:
+    """Normalized hash of the trajectory's action sequence."""
+    return exact_key("\n\x1e".join((s.get("action_text") or "") for s in traj.get("steps") or []))
+
+
+def instance_key(traj: dict) -> str:
+    """Group key for per-instance rules (records without an instance stand alone)."""
+    return traj.get("instance_id") or f"record:{traj.get('record_id', '')}"
+
+
+def select_per_instance(trajs: Iterable[dict], cfg: QualityConfig, record_type: str = "trajectory"
+                        ) -> list[dict | Filtered]:
+    """Per-instance rules over one instance's trajectories: kept records and ``Filtered`` ones."""
+    ordered = sorted(trajs, key=lambda t: (len(t.get("steps") or []), t.get("record_id") or ""))
+    out: list[dict | Filtered] = []
+    seen: dict[str, str] = {}
+    kept = 0
+    for t in ordered:
+        key = action_key(t)
+        if cfg.dedup_actions and key in seen:
+            out.append(make_filtered(GROUP_STAGE, "duplicate_actions", t, record_type,
+                                     {"rule": "same_action_sequence", "kept_record_id": seen[key],
+                                      "instance_id": t.get("instance_id"), "action_hash": key[:16]}))
+            continue
+        if cfg.keep_shortest and kept >= cfg.keep_shortest:
+            out.append(make_filtered(GROUP_STAGE, "not_n_shortest", t, record_type,
+                                     {"rule": "keep_n_shortest", "n": cfg.keep_shortest,
+                                      "n_steps": len(t.get("steps") or []), "instance_id": t.get("instance_id")}))
+            continue
+        seen[key] = t.get("record_id") or ""
+        kept += 1
+        out.append(t)
+    return out

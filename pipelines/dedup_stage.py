@@ -1,0 +1,127 @@
+"""Beam stages for exact and near-duplicate removal (the algorithm lives in :mod:`filters.dedup`).
+
+``Dedup(record_type, cfg, spec)`` maps a PCollection of records to ``(kept, filtered)``:
+
+exact:  record → (normalized content hash, record) → GroupByKey → keep the smallest id per hash;
+near:   record → (band key, id) per LSH band → GroupByKey → star edges from the smallest id per bucket → Distinct
+        → all edges to one worker → connected components (union-find; the memory ceiling, as in datatrove's
+        stage 3) → (id, (component, size)) joined back onto records by id → keep the record whose id is its
+        component's id (the smallest member: the same tie-break as :func:`filters.dedup.keep_one`).
+
+Counters: ``dedup_exact.*`` and ``dedup_near.*`` (in / out / filtered.<reason>), balanced per stage.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import apache_beam as beam
+
+from corpora.records import Filtered, make_filtered
+from filters.dedup import (EXACT_STAGE, NEAR_STAGE, DedupConfig, bucket_edges, connected_components, dedup_text,
+                           keep_one, near_evidence, record_bands)
+from filters.fields import FieldSpec, spec_for
+from filters.text import exact_key
+from pipelines.stage import FILTERED, Counters
+
+
+class _KeepOne(beam.DoFn):
+    """``(group key, records)`` → the kept record (main) and ``Filtered`` duplicates (tagged), counted."""
+
+    def __init__(self, stage: str, reason: str, record_type: str, evidence: Callable[[str], dict[str, Any]]):
+        self.stage, self.reason, self.record_type, self.evidence = stage, reason, record_type, evidence
+
+    def setup(self):
+        self.counters = Counters(self.stage)
+
+    def process(self, kv):
+        key, records = kv
+        records = list(records)
+        self.counters.inc("in", len(records))
+        for i, out in enumerate(keep_one(records, self.stage, self.reason, self.record_type, self.evidence(key))):
+            if isinstance(out, Filtered):
+                self.counters.inc(f"filtered.{self.reason}")
+                yield beam.pvalue.TaggedOutput(FILTERED, dict(out))
+            else:
+                self.counters.inc("out")
+                yield out
+
+
+def _exact_evidence(key: str) -> dict[str, Any]:
+    return {"rule": "exact", "content_hash": key[:16]}
+
+
+def _components_with_sizes(edges):
+    comp = connected_components(edges)
+    sizes: dict[str, int] = {}
+    for cid in comp.values():
+        sizes[cid] = sizes.get(cid, 0) + 1
+    return sorted((node, (cid, sizes[cid])) for node, cid in comp.items())
+
+
+class _NearResolve(beam.DoFn):
+    """``(id, {rec, comp})`` → keep the record when it is its component's smallest id, else ``Filtered``.
+
+    The component id is the smallest member id, which is also the keep-one tie-break, so no second shuffle of
+    the records by component is needed.
+    """
+
+    def __init__(self, record_type: str, cfg: DedupConfig):
+        self.record_type, self.cfg = record_type, cfg
+
+    def setup(self):
+        self.counters = Counters(NEAR_STAGE)
+
+    def process(self, kv):
+        rid, grouped = kv
+        recs = list(grouped["rec"])
+        comps = list(grouped["comp"])
+        cid, size = comps[0] if comps else (rid, 1)
+        self.counters.inc("in", len(recs))
+        ev = {**near_evidence(cid, self.cfg), "kept_record_id": cid, "group_size": size}
+        if rid == cid:
+            first, *rest = keep_one(recs, NEAR_STAGE, "near_duplicate", self.record_type, ev)
+            self.counters.inc("out")
+            yield first
+        else:
+            rest = [make_filtered(NEAR_STAGE, "near_duplicate", r, self.record_type, ev) for r in recs]
+        for f in rest:
+            self.counters.inc("filtered.near_duplicate")
+            yield beam.pvalue.TaggedOutput(FILTERED, dict(f))
+
+
+class Dedup(beam.PTransform):
+    """Exact then near-duplicate removal for one record type; returns ``(kept, filtered)`` (at least one pass on)."""
+
+    def __init__(self, record_type: str, cfg: DedupConfig | None = None, spec: FieldSpec | None = None):
+        super().__init__()
+        self.record_type = record_type
+        self.cfg = cfg or DedupConfig()
+        self.spec = spec or spec_for(record_type)
+
+    def expand(self, pcoll):
+        cfg, spec, rtype = self.cfg, self.spec, self.record_type
+        kept, filtered = pcoll, []
+        if cfg.exact:
+            res = (kept
+                   | "ExactKey" >> beam.Map(lambda r: (exact_key(dedup_text(r, spec)), r))
+                   | "ExactGroup" >> beam.GroupByKey()
+                   | "ExactKeep" >> beam.ParDo(_KeepOne(EXACT_STAGE, "exact_duplicate", rtype, _exact_evidence)
+                                               ).with_outputs(FILTERED, main="main"))
+            kept, filtered = res.main, filtered + [res[FILTERED]]
+        if cfg.near:
+            edges = (kept
+                     | "Bands" >> beam.FlatMap(lambda r: [(k, r["record_id"]) for k in record_bands(r, spec, cfg)])
+                     | "BandGroup" >> beam.GroupByKey()
+                     | "Edges" >> beam.FlatMap(lambda kv: bucket_edges(kv[1]))
+                     | "DistinctEdges" >> beam.Distinct())
+            comps = (edges
+                     | "AllEdges" >> beam.combiners.ToList()
+                     | "Components" >> beam.FlatMap(_components_with_sizes))
+            by_id = kept | "ById" >> beam.Map(lambda r: (r["record_id"], r))
+            res = ({"rec": by_id, "comp": comps}
+                   | "JoinComp" >> beam.CoGroupByKey()
+                   | "NearKeep" >> beam.ParDo(_NearResolve(rtype, cfg)).with_outputs(FILTERED, main="main"))
+            kept, filtered = res.main, filtered + [res[FILTERED]]
+        if not filtered:
+            raise ValueError("Dedup needs exact and/or near enabled")
+        return kept, tuple(filtered) | "DedupFiltered" >> beam.Flatten()

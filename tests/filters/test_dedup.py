@@ -1,0 +1,121 @@
+"""Exact + near dedup: known clusters pinned; plain Python == Beam in-process == Beam multi-process."""
+from __future__ import annotations
+
+import json
+import random
+
+import pyarrow.parquet as pq
+import pytest
+
+from corpora.records import SOURCE_FILE_SCHEMA, conform, content_id
+from filters.dedup import DedupConfig, connected_components, dedup_records, shingles
+from filters.minhash import estimate_jaccard, jaccard, signature
+
+VOCAB = [f"w{i}" for i in range(400)]
+
+
+def _doc(seed: int, n: int = 120) -> list[str]:
+    rng = random.Random(seed)
+    return [rng.choice(VOCAB) for _ in range(n)]
+
+
+def _edit(words: list[str], positions: list[int], token: str = "zz") -> list[str]:
+    out = list(words)
+    for p in positions:
+        out[p] = token
+    return out
+
+
+def _file(name: str, words: list[str]) -> dict:
+    text = "\n".join(" ".join(words[i:i + 12]) for i in range(0, len(words), 12))
+    return conform(SOURCE_FILE_SCHEMA, {"record_id": content_id("file", name), "repo": "acme/dup", "path": name,
+                                        "content": text, "language": "python"})
+
+
+def corpus() -> tuple[list[dict], dict[str, list[str]]]:
+    """3 near-dup clusters (a: 3 files, b: 2 files, c: exact copies differing only by case/spacing) + 5 singles."""
+    a, b, c = _doc(1), _doc(2), _doc(3)
+    files = [_file("a0", a), _file("a1", _edit(a, [60])), _file("a2", _edit(a, [100], "yy")),
+             _file("b0", b), _file("b1", _edit(b, [5])),
+             _file("c0", c)]
+    c_copy = dict(files[-1], record_id=content_id("file", "c1"), path="c1",
+                  content=files[-1]["content"].upper().replace(" ", "   "))
+    files.append(c_copy)
+    files += [_file(f"u{i}", _doc(100 + i)) for i in range(5)]
+    names = {f["record_id"]: f["path"] for f in files}
+    return files, names
+
+
+def test_building_blocks():
+    assert connected_components([("b", "c"), ("a", "b"), ("x", "y")]) == {"a": "a", "b": "a", "c": "a", "x": "x",
+                                                                           "y": "x"}
+    assert shingles("one two", 5) == {"one two"} and shingles("", 5) == set()
+    s1, s2 = shingles(" ".join(_doc(1)), 5), shingles(" ".join(_edit(_doc(1), [60])), 5)
+    assert round(jaccard(s1, s2), 3) == 0.917
+    assert abs(estimate_jaccard(signature(s1), signature(s2)) - jaccard(s1, s2)) < 0.08
+    assert (signature(s1) == signature(set(sorted(s1)))).all()
+
+
+def _summary(kept, dropped, names):
+    kept_names = sorted(names[k["record_id"]] for k in kept)
+    clusters = {}
+    for d in dropped:
+        ev = json.loads(d["evidence_json"])
+        clusters.setdefault(names[ev["kept_record_id"]], []).append((d["stage"], names[d["record_id"]]))
+    return kept_names, {k: sorted(v) for k, v in sorted(clusters.items())}
+
+
+EXPECTED = (["a0", "b1", "c0", "u0", "u1", "u2", "u3", "u4"],
+            {"a0": [("dedup_near", "a1"), ("dedup_near", "a2")], "b1": [("dedup_near", "b0")],
+             "c0": [("dedup_exact", "c1")]})
+
+
+def test_plain_dedup_pins_clusters():
+    files, names = corpus()
+    kept, dropped = dedup_records(files, "source_file")
+    # the kept one per cluster is the smallest record_id: pin it through the names
+    assert _summary(kept, dropped, names) == EXPECTED
+    ev = json.loads(next(d for d in dropped if names[d["record_id"]] == "a1")["evidence_json"])
+    assert ev["rule"] == "minhash_lsh" and ev["group_size"] == 3 and (ev["bands"], ev["rows"]) == (11, 11)
+    kept2, dropped2 = dedup_records(list(reversed(files)), "source_file")
+    assert [k["record_id"] for k in kept2] == [k["record_id"] for k in kept]
+    assert sorted(d["record_id"] for d in dropped2) == sorted(d["record_id"] for d in dropped)
+    only_exact, _ = dedup_records(files, "source_file", DedupConfig(near=False))
+    assert len(only_exact) == 11
+
+
+def _beam_run(tmp_path, label, beam_args):
+    import apache_beam as beam
+
+    from pipelines.dedup_stage import Dedup
+    from pipelines.runner import Built, PipelineSpec, execute
+
+    files, names = corpus()
+
+    def build(p, ctx):
+        kept, filtered = p | "Create" >> beam.Create(files, reshuffle=True) | Dedup("source_file")
+        return Built(outputs={"data/train": kept}, filtered=[filtered])
+
+    spec = PipelineSpec(name="dedup-test", config={"label": label}, outputs={"data/train": SOURCE_FILE_SCHEMA},
+                        build=build, num_buckets=2)
+    out = tmp_path / label
+    manifest = execute(spec, str(out), beam_args)
+    kept = [r for f in sorted(out.glob("data/train-*.parquet")) for r in pq.read_table(f).to_pylist()]
+    dropped = [r for f in sorted(out.glob("filtered/filtered-*.parquet")) for r in pq.read_table(f).to_pylist()]
+    return _summary(kept, dropped, names), manifest, {d["record_id"]: d["evidence_json"] for d in dropped}
+
+
+@pytest.mark.parametrize("label,beam_args", [
+    ("inprocess", ["--direct_num_workers=1"]),
+    ("multiprocess", ["--direct_num_workers=2", "--direct_running_mode=multi_processing"]),
+])
+def test_beam_dedup_same_clusters_across_parallelism(tmp_path, label, beam_args):
+    summary, manifest, evidence = _beam_run(tmp_path, label, beam_args)
+    assert summary == EXPECTED
+    _, plain_dropped = dedup_records(corpus()[0], "source_file")
+    assert evidence == {d["record_id"]: d["evidence_json"] for d in plain_dropped}
+    st = manifest["stages"]
+    assert (st["dedup_exact"]["in"], st["dedup_exact"]["out"], st["dedup_exact"]["filtered"]) == (
+        12, 11, {"exact_duplicate": 1})
+    assert (st["dedup_near"]["in"], st["dedup_near"]["out"], st["dedup_near"]["filtered"]) == (
+        11, 8, {"near_duplicate": 3})
