@@ -2,7 +2,7 @@
 import pytest
 
 from corpora.repos import open_repo
-from gitutil import commit_files, init_repo
+from tests.gitutil import commit_files, init_repo
 from miners.fim.graph import build_graph
 from miners.fim.parse import FileParser
 

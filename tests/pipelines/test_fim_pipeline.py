@@ -5,7 +5,7 @@ import datasets
 import pytest
 
 from corpora.repos import open_repo
-from gitutil import commit_files, init_repo
+from tests.gitutil import commit_files, init_repo
 from miners.fim.mine import mine_files
 from miners.fim.scoring import FimConfig
 from pipelines.cli import main
