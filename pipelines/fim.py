@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import re
 
 import apache_beam as beam
@@ -19,12 +20,16 @@ from miners.fim.formats import FAMILIES, FIM_SCHEMA, FIM_SPLITS, FORMATS
 from miners.fim.mine import (EMIT_STAGE, MIX_STAGE, SELECT_STAGE, FileSelection, apply_mixture, check_format,
                              emit_samples, file_key, mixture_fractions, select_repo, target_counts)
 from miners.fim.parse import STAGE as PARSE_STAGE
+from miners.fim.rationale import STAGE as RATIONALE_STAGE
 from miners.fim.parse import FileParser
 from miners.fim.scoring import FimConfig
 from pipelines.runner import Built, PipelineSpec
 from pipelines.stage import FILTERED, Counters, apply_stage
 
 OUTPUT = "fim/train"
+LLM_CACHE = os.path.join(os.path.expanduser("~"), ".cache", "swemine", "llm")
+LLM_KEYS = ("llm_base_url", "llm_model", "llm_critic_model", "llm_cache_dir", "llm_concurrency", "llm_timeout",
+            "llm_retries", "llm_seed", "budget_requests", "budget_tokens")
 READ_STAGE = "fim_read"
 DIST_FIELDS = ("loc", "complexity", "inferability", "fim_score", "difficulty")
 
@@ -42,6 +47,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="single,pair,triple ratios; 'none' keeps every sample")
     parser.add_argument("--max-file-bytes", type=int, default=1 << 20)
     parser.add_argument("--shards", type=int, default=1, help="Parquet shards of the sample output")
+    llm = parser.add_argument_group("optional LLM rationale + critic (chat format; off by default)")
+    llm.add_argument("--rationale", action="store_true", help="generate rationales and apply the critic rules")
+    llm.add_argument("--llm-base-url", default=None, help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL)")
+    llm.add_argument("--llm-model", default="", help="generator model")
+    llm.add_argument("--llm-critic-model", default="", help="critic model (default: the generator)")
+    llm.add_argument("--llm-cache-dir", default=LLM_CACHE, help="on-disk response cache (re-runs are free)")
+    llm.add_argument("--llm-concurrency", type=int, default=4)
+    llm.add_argument("--llm-timeout", type=float, default=60.0)
+    llm.add_argument("--llm-retries", type=int, default=3, help="retries with exponential backoff")
+    llm.add_argument("--llm-seed", type=int, default=0)
+    llm.add_argument("--budget-requests", type=int, default=None, help="stop calling after this many requests")
+    llm.add_argument("--budget-tokens", type=int, default=None, help="stop calling after this many tokens")
 
 
 def split_spec(spec: str) -> tuple[str, str | None]:
@@ -137,6 +154,18 @@ def _route_context(kv):
             yield requester, (src["path"], src["content"])
 
 
+def _rationale_factory(llm: dict):
+    from miners.fim.rationale import Rationale
+    from miners.llm_client import LLMClient
+
+    client = LLMClient(base_url=llm["llm_base_url"], model=llm["llm_model"], cache_dir=llm["llm_cache_dir"],
+                       timeout_s=llm["llm_timeout"], max_retries=llm["llm_retries"],
+                       concurrency=llm["llm_concurrency"], max_requests=llm["budget_requests"],
+                       max_tokens_budget=llm["budget_tokens"],
+                       default_params={"temperature": 0.0, "seed": llm["llm_seed"]})
+    return Rationale(client, llm["llm_critic_model"])
+
+
 def _select_factory(cfg: FimConfig):
     return lambda kv: select_repo(list(kv[1]), cfg)
 
@@ -169,9 +198,14 @@ def build(p, ctx) -> Built:
     joined = sources | "JoinContent" >> beam.CoGroupByKey()
     rows, emit_rej, _ = apply_stage(joined, EMIT_STAGE, lambda: _emit_factory(
         c["format"], c["model_family"], ctx.config_hash, cfg.repo_context_chars), fanout=True)
-    rejects = [r | f"Stamp[{name}]" >> beam.Map(stamp)
-               for name, r in (("read", read_rej), ("parse", parse_rej), ("emit", emit_rej))]
-    return Built(outputs={OUTPUT: rows}, rejects=rejects, filtered=[sel_filtered, mixed[FILTERED]])
+    stage_rejects = [("read", read_rej), ("parse", parse_rej), ("emit", emit_rej)]
+    filtered = [sel_filtered, mixed[FILTERED]]
+    if c.get("llm"):
+        rows, llm_rej, llm_filtered = apply_stage(rows, RATIONALE_STAGE, lambda: _rationale_factory(c["llm"]))
+        stage_rejects.append(("rationale", llm_rej))
+        filtered.append(llm_filtered)
+    rejects = [r | f"Stamp[{name}]" >> beam.Map(stamp) for name, r in stage_rejects]
+    return Built(outputs={OUTPUT: rows}, rejects=rejects, filtered=filtered)
 
 
 def _percentiles(values: list[float]) -> dict[str, float]:
@@ -215,12 +249,17 @@ def summarize(output: str, stages: dict) -> dict:
 
 def build_spec(repos: list[str] | None = None, fmt: str = "chat", family: str = "qwen2.5-coder",
                cfg: FimConfig | None = None, max_file_bytes: int = 1 << 20,
-               num_buckets: int | None = None) -> PipelineSpec:
-    """The ``fim`` pipeline over ``repos`` (default: the standard library)."""
+               num_buckets: int | None = None, llm: dict | None = None) -> PipelineSpec:
+    """The ``fim`` pipeline over ``repos`` (default: the standard library); ``llm`` (the ``LLM_KEYS``
+    settings) turns on the rationale + critic stage for chat samples."""
     check_format(fmt, family)
+    if llm and fmt != "chat":
+        raise ValueError("the rationale stage needs --format chat")
     cfg = cfg or FimConfig()
     config = {"repos": list(repos or ["stdlib"]), "format": fmt, "model_family": family if fmt != "chat" else "",
               "fim": dataclasses.asdict(cfg), "max_file_bytes": max_file_bytes}
+    if llm:
+        config["llm"] = dict(llm)
     return PipelineSpec(name="fim", config=config, outputs={OUTPUT: FIM_SCHEMA}, build=build,
                         num_buckets=num_buckets or 1, summarize=summarize)
 
@@ -233,5 +272,6 @@ def _mixture(text: str) -> tuple[float, ...]:
 
 def spec_from_args(args: argparse.Namespace) -> PipelineSpec:
     cfg = FimConfig(cross_file=not args.in_file_only, mixture=_mixture(args.mixture))
+    llm = {k: getattr(args, k) for k in LLM_KEYS} if args.rationale else None
     return build_spec(args.repos or args.input, args.fim_format, args.model_family, cfg, args.max_file_bytes,
-                      args.shards)
+                      args.shards, llm)

@@ -81,3 +81,31 @@ def test_repo_level_layout_beam_equals_in_process(repo, tmp_path):
     plain = mine_files(open_repo(repo).iter_source_files(commit=sha), FimConfig(mixture=()), fmt="repo",
                        family="qwen2.5-coder", config_hash=json.load(open(f"{out}/manifest.json"))["config_hash"])
     assert sorted((r["record_id"], r["text"]) for r in plain.rows) == sorted((r["record_id"], r["text"]) for r in rows)
+
+
+def test_rationale_stage_in_beam(repo, tmp_path):
+    from miners.fim.rationale import DIMENSIONS
+    from tests.miners.fake_openai import FakeOpenAI
+
+    def responder(body):
+        if "response_format" in body:
+            score = 2 if "`work_2`" in body["messages"][0]["content"] else 5
+            dim = {d: {"score": score, "reason": "r"} for d in DIMENSIONS}
+            return json.dumps({"feasibility": {"is_feasible": True, "confidence": 1.0, "infeasible_factors": []},
+                               "functions": [{"name": "f", "is_feasible": True, **dim, "overall_score": score}],
+                               "group_coherence": 5, "overall_score": score, "should_discard": False})
+        return "### Reasoning\nsum of offsets\n### Implementation\n```python\ndef f(): ...\n```"
+
+    repo, sha = repo
+    out = str(tmp_path / "run")
+    with FakeOpenAI(responder) as server:
+        assert main(["run", "fim", "--repos", f"{repo}@{sha}", "--mixture", "none", "--rationale",
+                     "--llm-base-url", server.base_url, "--llm-model", "m", "--llm-cache-dir", str(tmp_path / "c"),
+                     "--output", out]) == 0
+    manifest = json.load(open(f"{out}/manifest.json"))
+    assert manifest["stages"]["fim_rationale"]["in"] == 3 and manifest["stages"]["fim_rationale"]["out"] == 2
+    assert manifest["stages"]["fim_rationale"]["filtered"] == {"critic_not_executable": 1}
+    rows = datasets.load_dataset("parquet", data_files=f"{out}/fim/train-*.parquet", split="train").to_list()
+    assert sorted(r["func_name"] for r in rows) == ["work_0", "work_1"]
+    assert all(r["messages"][1]["content"].startswith("### Reasoning\nsum of offsets") for r in rows)
+    assert all(r["metadata"]["overall_score"] == 5.0 for r in rows)
