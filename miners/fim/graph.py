@@ -71,9 +71,6 @@ class RepoGraph:
     def siblings(self, nid: str) -> list[str]:
         return [m for m in self._class_members.get(nid, ()) if m != nid]
 
-    def has_call(self, u: str, v: str) -> bool:
-        return (u, v) in self.edges["call"] or (u, v) in self.edges["xcall"]
-
     @property
     def graph(self) -> nx.DiGraph:
         """The networkx view (built on first use)."""

@@ -7,7 +7,7 @@ plus per-reason counts of the ones it passed over.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from miners.fim.graph import RepoGraph, node_id
 from miners.fim.parse import FileStructure, FunctionInfo
@@ -83,9 +83,6 @@ class FimConfig:
     # repo-level layout (§4.11, Qwen2.5-Coder): in-repo files the target file calls into, most-called first
     repo_context_files: int = 8
     repo_context_chars: int = 24000
-
-    def as_dict(self) -> dict:
-        return asdict(self)
 
 
 def complexity(fn: FunctionInfo, cfg: FimConfig) -> float:
