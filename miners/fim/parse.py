@@ -47,12 +47,11 @@ _QUERY = """
 class CallSite:
     """One call inside a node function: the called name and its argument kinds (for call-site specificity)."""
     name: str                  # short callee name: ``f`` for ``f(..)``, ``m`` for ``x.y.m(..)``
-    receiver: str | None       # source text of the receiver (``self``, ``os.path``) or None for a bare name
+    receiver: str | None       # receiver text (``self``, ``os.path``; "" for other expressions); None: a bare name
     n_literal: int
     n_name: int
     n_other: int
     n_keyword: int
-    line: int
 
 
 @dataclass(slots=True)
@@ -416,11 +415,12 @@ def _call_site(node) -> CallSite | None:
         obj = fn.child_by_field_name("object")
         if attr is None or obj is None:
             return None
-        name, receiver = _text(attr), _text(obj)
+        # only a dotted name can resolve (``self``, ``mod.sub``, ``Class``); other receivers stay anonymous
+        name, receiver = _text(attr), (_text(obj) if obj.type in ("identifier", "attribute") else "")
     else:
         return None
     lit, nm, other, kw = _arg_kinds(node.child_by_field_name("arguments"))
-    return CallSite(name, receiver, lit, nm, other, kw, node.start_point.row + 1)
+    return CallSite(name, receiver, lit, nm, other, kw)
 
 
 def _attach_items(query, root, functions: list[FunctionInfo], fnodes: list) -> None:
