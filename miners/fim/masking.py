@@ -47,8 +47,11 @@ class FileText:
         return min(len(self.content), self._cum[line - 1] + line)
 
 
-def mask(content: str | FileText, targets: list[FunctionInfo]) -> Masked:
-    """Mask ``targets`` (disjoint functions of ``content``); raises :class:`MaskError` on any mismatch."""
+def mask(content: str | FileText, targets: list[FunctionInfo], with_masked_text: bool = True) -> Masked:
+    """Mask ``targets`` (disjoint functions of ``content``); raises :class:`MaskError` on any mismatch.
+
+    ``with_masked_text=False`` (raw FIM needs only prefix/middle/suffix) leaves ``masked_text`` and
+    ``functions`` empty."""
     text = content if isinstance(content, FileText) else FileText(content)
     lines = text.lines
     n_lines = len(lines) - (lines[-1] == "")
@@ -61,6 +64,24 @@ def mask(content: str | FileText, targets: list[FunctionInfo]) -> Masked:
     for a, b in zip(targets, targets[1:]):
         if b.start_line <= a.end_line:
             raise MaskError("overlapping_targets", f"{a.qualname} and {b.qualname} overlap")
+    src = text.content
+    start, end = text.offset_after(targets[0].sig_end_line), text.offset_after(targets[-1].end_line)
+    prefix, middle, suffix = src[:start], src[start:end], src[end:]
+    # the hole must start on the first body line and stop after the last target line, and the three parts
+    # must give the file back byte for byte
+    ends_at = targets[-1].end_line - (end == len(src) and not src.endswith("\n"))
+    if prefix.count("\n") != targets[0].sig_end_line or (prefix + middle).count("\n") != ends_at or \
+            prefix + middle + suffix != src:     # str equality = byte equality of the UTF-8 encodings
+        raise MaskError("fim_reconstruction", "prefix + middle + suffix does not split the file at the target")
+    if not with_masked_text:
+        return Masked("", prefix, middle, suffix, [])
+    return Masked(_masked_text(lines, targets), prefix, middle, suffix,
+                  [src[text.offset_after(f.start_line - 1) if f.start_line > 1 else 0:text.offset_after(f.end_line)]
+                   for f in targets])
+
+
+def _masked_text(lines: list[str], targets: list[FunctionInfo]) -> str:
+    """The file with each target's body lines replaced by one mask line at the body's indentation."""
     out: list[str] = []
     pos = 0
     for f in targets:
@@ -71,15 +92,4 @@ def mask(content: str | FileText, targets: list[FunctionInfo]) -> Masked:
         out.append(f"{indent}{MASK}" + ("\r" if body[-1].endswith("\r") else ""))
         pos = f.end_line
     out.extend(lines[pos:])
-    src = text.content
-    start, end = text.offset_after(targets[0].sig_end_line), text.offset_after(targets[-1].end_line)
-    prefix, middle, suffix = src[:start], src[start:end], src[end:]
-    # the hole must start on the first body line and stop after the last target line, and the three parts
-    # must give the file back byte for byte
-    ends_at = targets[-1].end_line - (end == len(src) and not src.endswith("\n"))
-    if prefix.count("\n") != targets[0].sig_end_line or (prefix + middle).count("\n") != ends_at or \
-            prefix + middle + suffix != src:     # str equality = byte equality of the UTF-8 encodings
-        raise MaskError("fim_reconstruction", "prefix + middle + suffix does not split the file at the target")
-    return Masked("\n".join(out), prefix, middle, suffix,
-                  [src[text.offset_after(f.start_line - 1) if f.start_line > 1 else 0:text.offset_after(f.end_line)]
-                   for f in targets])
+    return "\n".join(out)

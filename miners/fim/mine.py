@@ -104,7 +104,7 @@ def build_row(text: FileText, sel: FileSelection, t: Target, fmt: str, family: s
               context: list[tuple[str, str]] = (), max_context_chars: int | None = None) -> dict[str, Any]:
     """One ``FimSample`` row (raises :class:`MaskError` when the target fails validation)."""
     fs = sel.structure
-    m = mask(text, t.functions)
+    m = mask(text, t.functions, with_masked_text=fmt == "chat")
     names = [f.qualname for f in t.functions]
     n = len(t.functions)
     s = t.scored
