@@ -22,26 +22,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class _SplitKinds(beam.DoFn):
-    """Reader output → trajectories on the main output, ``(instance_id, label)`` on ``labels``."""
+    """Reader output → ``(instance_id, trajectory)`` on the main output, ``(instance_id, label)`` on ``labels``."""
 
     def process(self, rec):
         if rec.get("kind") == "label":
             yield beam.pvalue.TaggedOutput("labels", (rec["instance_id"], rec))
         else:
-            yield rec
+            yield rec["instance_id"], rec
 
 
 def task_context(task: dict) -> tuple[str, dict]:
-    """The few task fields a trajectory join needs, keyed by instance (keeps the side input small)."""
+    """The few task fields a trajectory join needs, keyed by instance (keeps the shuffle small)."""
     return task["instance_id"], {k: task.get(k) for k in ("record_id", "repo", "base_commit", "problem_statement")}
 
 
 class _JoinLabels(beam.DoFn):
-    """Trajectory + side inputs (labels and task context by instance) → the joined trajectory.
-
-    Labels and tasks are small next to trajectories, so they travel as side inputs and the trajectories are
-    never shuffled for the join. When several task files list an instance, the smallest task id wins.
-    """
+    """CoGroupByKey result → trajectories with labels (and tasks) applied; counts every trajectory."""
 
     def __init__(self, config_hash: str):
         self.config_hash = config_hash
@@ -49,16 +45,19 @@ class _JoinLabels(beam.DoFn):
     def setup(self):
         self.counters = Counters("join")
 
-    def process(self, traj, labels, tasks):
-        self.counters.inc("in")
-        candidates = list(tasks[traj["instance_id"]])     # a side-input multimap answers [] for a missing key
-        task = min(candidates, key=lambda t: t["record_id"]) if candidates else None
-        out = apply_task(apply_labels(traj, list(labels[traj["instance_id"]])), task)
-        out["config_hash"] = self.config_hash
-        if out["resolved"] is not None:
-            self.counters.inc("info.labelled")
-        self.counters.inc("out")
-        yield out
+    def process(self, kv):
+        _, grouped = kv
+        labels = list(grouped["labels"])
+        tasks = list(grouped.get("tasks", []))
+        task = min(tasks, key=lambda t: t["record_id"]) if tasks else None   # several task files: pick stably
+        for traj in grouped["trajs"]:
+            self.counters.inc("in")
+            out = apply_task(apply_labels(traj, labels), task)
+            out["config_hash"] = self.config_hash
+            if out["resolved"] is not None:
+                self.counters.inc("info.labelled")
+            self.counters.inc("out")
+            yield out
 
 
 def read_and_join(p: beam.Pipeline, ctx: RunContext, tasks_pcoll=None):
@@ -70,11 +69,10 @@ def read_and_join(p: beam.Pipeline, ctx: RunContext, tasks_pcoll=None):
         p | "Units" >> beam.Create(units, reshuffle=True), "read",
         lambda: (lambda unit: read_unit(unit, max_bytes)), fanout=True, progress_every=100)
     split = recs | "SplitKinds" >> beam.ParDo(_SplitKinds()).with_outputs("labels", main="trajs")
-    if tasks_pcoll is None:
-        tasks_pcoll = p | "NoTasks" >> beam.Create([])
-    task_ctx = tasks_pcoll | "TaskContext" >> beam.Map(task_context)
-    joined = split.trajs | "Join" >> beam.ParDo(_JoinLabels(ctx.config_hash), beam.pvalue.AsMultiMap(split.labels),
-                                                 beam.pvalue.AsMultiMap(task_ctx))
+    keyed = {"trajs": split.trajs, "labels": split.labels}
+    if tasks_pcoll is not None:
+        keyed["tasks"] = tasks_pcoll | "KeyTasks" >> beam.Map(task_context)
+    joined = keyed | "CoGroup" >> beam.CoGroupByKey() | "Join" >> beam.ParDo(_JoinLabels(ctx.config_hash))
     stamped_rejects = rejects | "StampRejects" >> beam.Map(lambda r: {**r, "config_hash": ctx.config_hash})
     return joined, stamped_rejects
 
