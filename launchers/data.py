@@ -1,0 +1,279 @@
+"""Read mid-training shards, tokenize them with the model's tokenizer and mix the parts with seeded ratios.
+
+Row shapes (the contracts of the FIM, localization and diagnosis pipelines):
+
+- raw FIM rows: string columns ``prefix``, ``middle``, ``suffix`` (plus ``format`` ``psm``/``spm`` and
+  ``model_family``); rendered here with the *target model's* FIM special tokens (methods.md §4.11);
+- chat rows: ``messages`` = list of ``{role, content}``; rendered with the tokenizer's chat template, loss on
+  assistant turns only (labels ``-100`` elsewhere).
+
+Every row that cannot be encoded is counted under a reason (:class:`EncodeStats`), never dropped silently.
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+import glob
+import logging
+import os
+from typing import Iterable
+
+log = logging.getLogger("swemine.launchers.data")
+
+IGNORE_INDEX = -100
+REJECT_DIRS = ("rejects", "filtered")   # runner outputs that are not training data
+FORMATS = ("chat", "psm", "spm")
+
+
+@dataclasses.dataclass(frozen=True)
+class FimTokens:
+    """The FIM sentinel strings of one model family (methods.md §4.11)."""
+    family: str
+    prefix: str
+    suffix: str
+    middle: str
+    pad: str | None
+
+    def required(self) -> tuple[str, ...]:
+        return (self.prefix, self.suffix, self.middle)
+
+
+FIM_TOKENS: dict[str, FimTokens] = {
+    "qwen2.5-coder": FimTokens("qwen2.5-coder", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>", "<|fim_pad|>"),
+    "starcoder": FimTokens("starcoder", "<fim_prefix>", "<fim_suffix>", "<fim_middle>", "<fim_pad>"),
+    "deepseek-coder": FimTokens("deepseek-coder", "<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>", None),
+}
+FAMILY_ALIASES = {"qwen": "qwen2.5-coder", "qwen2": "qwen2.5-coder", "qwen2.5": "qwen2.5-coder",
+                  "qwen3": "qwen2.5-coder", "starcoder2": "starcoder", "deepseek": "deepseek-coder"}
+
+
+class EncodeError(ValueError):
+    """A row that cannot become a training document; ``args[0]`` is the reason counted in the stats."""
+
+
+class MissingFimTokens(ValueError):
+    """The tokenizer lacks the FIM special tokens that raw-FIM training needs."""
+
+
+def _vocab_has(tokenizer, token: str) -> bool:
+    ids = tokenizer.convert_tokens_to_ids(token)
+    return ids is not None and ids != tokenizer.unk_token_id and tokenizer.convert_ids_to_tokens(ids) == token
+
+
+def fim_tokens_for(tokenizer, family: str | None = None) -> FimTokens:
+    """The FIM tokens of ``family`` (or of the first family whose tokens the tokenizer has); raise when missing.
+
+    Raises :class:`MissingFimTokens` naming the missing strings, so a raw-FIM run never trains on FIM
+    markers that the tokenizer would split into ordinary text pieces.
+    """
+    if family:
+        key = FAMILY_ALIASES.get(family.lower(), family.lower())
+        if key not in FIM_TOKENS:
+            raise MissingFimTokens(f"unknown FIM model family {family!r}; known: {sorted(FIM_TOKENS)}")
+        candidates = [FIM_TOKENS[key]]
+    else:
+        candidates = list(FIM_TOKENS.values())
+    for tokens in candidates:
+        if all(_vocab_has(tokenizer, t) for t in tokens.required()):
+            return tokens
+    name = getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__
+    wanted = "; ".join(f"{t.family}: {' '.join(t.required())}" for t in candidates)
+    missing = [t for t in candidates[0].required() if not _vocab_has(tokenizer, t)]
+    raise MissingFimTokens(
+        f"tokenizer {name!r} has no FIM special tokens (looked for {wanted}; missing e.g. {missing}). "
+        "Raw FIM (--format psm/spm) needs a model trained with FIM tokens; use --format chat for this model.")
+
+
+def render_fim(prefix: str, middle: str, suffix: str, fmt: str, tokens: FimTokens, eos: str) -> str:
+    """One raw FIM document: PSM ``P pre S suf M mid EOS``; SPM ``P S suf M pre mid EOS`` (methods.md §4.11)."""
+    if fmt == "psm":
+        return f"{tokens.prefix}{prefix}{tokens.suffix}{suffix}{tokens.middle}{middle}{eos}"
+    if fmt == "spm":
+        return f"{tokens.prefix}{tokens.suffix}{suffix}{tokens.middle}{prefix}{middle}{eos}"
+    raise ValueError(f"unknown FIM format {fmt!r}")
+
+
+def encode_fim(row: dict, tokenizer, fmt: str, tokens: FimTokens) -> dict:
+    """Token ids of one raw-FIM row; the loss covers the whole document (pre-training style)."""
+    if not all(isinstance(row.get(k), str) for k in ("prefix", "middle", "suffix")):
+        raise EncodeError("fim_fields_missing")
+    if not row["middle"].strip():
+        raise EncodeError("fim_empty_middle")
+    text = render_fim(row["prefix"], row["middle"], row["suffix"], fmt, tokens, tokenizer.eos_token or "")
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    return {"input_ids": ids, "labels": list(ids)}
+
+
+def _render(tokenizer, messages, add_generation_prompt=False) -> str:
+    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt)
+
+
+def encode_chat(row: dict, tokenizer) -> dict:
+    """Token ids of one chat row with labels only on assistant turns.
+
+    Assistant spans are found by rendering the conversation prefix before each assistant message (with the
+    generation prompt) and after it; the template must be prefix-stable, which is checked, not assumed.
+    """
+    messages = row.get("messages")
+    if not messages or not all(isinstance(m, dict) and m.get("role") and isinstance(m.get("content"), str)
+                                for m in messages):
+        raise EncodeError("chat_messages_missing")
+    messages = [{"role": m["role"], "content": m["content"]} for m in messages]
+    if not any(m["role"] == "assistant" for m in messages):
+        raise EncodeError("chat_no_assistant_turn")
+    full = _render(tokenizer, messages)
+    spans = []
+    for i, m in enumerate(messages):
+        if m["role"] != "assistant":
+            continue
+        before = _render(tokenizer, messages[:i], add_generation_prompt=True) if i else ""
+        upto = _render(tokenizer, messages[: i + 1])
+        if not upto.startswith(before) or not full.startswith(upto):
+            raise EncodeError("chat_template_not_prefix_stable")
+        spans.append((len(before), len(upto)))
+    enc = tokenizer(full, add_special_tokens=False, return_offsets_mapping=True)
+    labels = [IGNORE_INDEX] * len(enc["input_ids"])
+    for j, (tok_id, (start, _end)) in enumerate(zip(enc["input_ids"], enc["offset_mapping"])):
+        if any(a <= start < b for a, b in spans):
+            labels[j] = tok_id
+    if all(label == IGNORE_INDEX for label in labels):
+        raise EncodeError("chat_no_assistant_tokens")
+    return {"input_ids": enc["input_ids"], "labels": labels}
+
+
+@dataclasses.dataclass
+class EncodeStats:
+    """Rows in, documents out, and rows not encoded by reason, for one mixture part."""
+    rows: int = 0
+    docs: int = 0
+    tokens: int = 0
+    rejected: dict = dataclasses.field(default_factory=dict)
+
+
+def make_encoder(tokenizer, fmt: str, kind: str, fim_family: str | None = None):
+    """The row encoder of one mixture part: ``kind`` ``fim`` uses ``fmt``; other parts are always chat."""
+    if fmt not in FORMATS:
+        raise ValueError(f"--format must be one of {FORMATS}, not {fmt!r}")
+    if kind == "fim" and fmt in ("psm", "spm"):
+        tokens = fim_tokens_for(tokenizer, fim_family)
+        return lambda row: encode_fim(row, tokenizer, fmt, tokens)
+    if not getattr(tokenizer, "chat_template", None):
+        raise ValueError(f"tokenizer {getattr(tokenizer, 'name_or_path', '')!r} has no chat template; "
+                         "chat rows (and --format chat) need one")
+    return lambda row: encode_chat(row, tokenizer)
+
+
+def encode_batch(batch: dict, encoder) -> dict:
+    """``Dataset.map(batched=True)`` body: ``input_ids``, ``labels``, ``length``, ``reject`` (reason or "")."""
+    n = len(next(iter(batch.values())))
+    out = {"input_ids": [], "labels": [], "length": [], "reject": []}
+    for i in range(n):
+        try:
+            doc = encoder({k: v[i] for k, v in batch.items()})
+            reason = "" if doc["input_ids"] else "empty_document"
+        except EncodeError as e:
+            doc, reason = {"input_ids": [], "labels": []}, e.args[0]
+        out["input_ids"].append(doc["input_ids"])
+        out["labels"].append(doc["labels"])
+        out["length"].append(len(doc["input_ids"]))
+        out["reject"].append(reason)
+    return out
+
+
+def encode_dataset(ds, encoder, num_proc: int | None = None):
+    """Encode a ``datasets.Dataset``; return ``(documents, EncodeStats)`` with failures counted by reason."""
+    enc = ds.map(encode_batch, fn_kwargs={"encoder": encoder}, batched=True, batch_size=256,
+                 remove_columns=ds.column_names, num_proc=num_proc, desc="tokenize")
+    reasons = collections.Counter(enc["reject"])
+    ok = reasons.pop("", 0)
+    docs = enc.filter(lambda r: r == "", input_columns="reject").remove_columns("reject")
+    return docs, EncodeStats(rows=len(enc), docs=ok, tokens=sum(docs["length"]), rejected=dict(reasons))
+
+
+def resolve_data_files(source: str) -> list[str] | None:
+    """Parquet files of a run directory (minus rejects/filtered), an output prefix, a glob or a file.
+
+    Returns ``None`` when ``source`` is none of these (then it is read as a Hub dataset id).
+    """
+    if os.path.isdir(source):
+        files = []
+        for path in sorted(glob.glob(os.path.join(source, "**", "*.parquet"), recursive=True)):
+            top = os.path.relpath(path, source).split(os.sep)[0]
+            if top not in REJECT_DIRS:
+                files.append(path)
+        return files
+    if os.path.isfile(source):
+        return [source]
+    if any(c in source for c in "*?["):
+        return sorted(glob.glob(source, recursive=True))
+    shards = sorted(glob.glob(f"{source}-*.parquet"))
+    return shards or None
+
+
+def load_part(source: str, split: str = "train"):
+    """A ``datasets.Dataset`` of one part: local shards by :func:`resolve_data_files`, else a Hub dataset id."""
+    import datasets
+
+    files = resolve_data_files(source)
+    if files is not None:
+        if not files:
+            raise FileNotFoundError(f"no Parquet shards under {source!r}")
+        return datasets.load_dataset("parquet", data_files=files, split="train")
+    return datasets.load_dataset(source, split=split)
+
+
+def parse_mix(text: str | None, parts: Iterable[str]) -> dict[str, float]:
+    """``"fim=0.8,localization=0.15"`` → normalized ratios over ``parts`` (default: equal shares)."""
+    parts = list(parts)
+    if not text:
+        return {p: 1.0 / len(parts) for p in parts}
+    ratios = {}
+    for item in text.split(","):
+        name, _, value = item.partition("=")
+        ratios[name.strip()] = float(value)
+    unknown = set(ratios) - set(parts)
+    if unknown:
+        raise ValueError(f"--mix names parts without --data: {sorted(unknown)}")
+    if any(v < 0 for v in ratios.values()) or sum(ratios.values()) <= 0:
+        raise ValueError(f"--mix ratios must be >= 0 with a positive sum: {text!r}")
+    total = sum(ratios.values())
+    return {p: ratios.get(p, 0.0) / total for p in parts}
+
+
+def mixture_counts(sizes: dict[str, int], ratios: dict[str, float], budget: int | None = None) -> dict[str, int]:
+    """Documents to take from each part so the mixture follows ``ratios`` without repeating any document.
+
+    Without ``budget`` the total is the largest one that no part runs short of; with it, ``budget`` documents
+    (capped the same way).
+    """
+    active = {p: r for p, r in ratios.items() if r > 0}
+    cap = min(sizes[p] / r for p, r in active.items())
+    total = cap if budget is None else min(cap, budget)
+    return {p: int(total * ratios[p] + 1e-9) if p in active else 0 for p in ratios}
+
+
+def build_documents(parts: dict[str, str], tokenizer, fmt: str, mix: str | None = None, seed: int = 0,
+                    budget: int | None = None, fim_family: str | None = None,
+                    num_proc: int | None = None):
+    """Read, encode and mix the parts; return ``(Dataset of input_ids/labels/length, {part: stats}, counts)``.
+
+    ``parts`` maps a part name to its source; the part named ``fim`` follows ``fmt`` (raw or chat), the
+    others (``localization``, ``diagnosis``, ...) are chat views. Selection and order are seeded.
+    """
+    import datasets
+
+    ratios = parse_mix(mix, parts)
+    encoded, stats = {}, {}
+    for name, source in parts.items():
+        encoder = make_encoder(tokenizer, fmt, "fim" if name == "fim" else "chat", fim_family)
+        encoded[name], stats[name] = encode_dataset(load_part(source), encoder, num_proc)
+        for reason, n in stats[name].rejected.items():
+            log.warning("part %s: %d rows not encoded (%s)", name, n, reason)
+    sizes = {p: len(d) for p, d in encoded.items()}
+    if any(sizes[p] == 0 and ratios[p] > 0 for p in parts):
+        empty = [p for p in parts if sizes[p] == 0 and ratios[p] > 0]
+        raise ValueError(f"mixture parts without any encodable row: {empty} (stats: {stats})")
+    counts = mixture_counts(sizes, ratios, budget)
+    chosen = [encoded[p].shuffle(seed=seed).select(range(n)) for p, n in counts.items() if n]
+    mixed = datasets.concatenate_datasets(chosen).shuffle(seed=seed)
+    return mixed, stats, counts
