@@ -11,6 +11,8 @@ import pytest
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
 tokenizers = pytest.importorskip("tokenizers")
+# one intra-op thread: on a shared 2-core CI box, spinning OpenMP threads make the tiny model 5x slower
+torch.set_num_threads(1)
 
 SPECIALS = ["<|endoftext|>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>",
             "<|im_start|>", "<|im_end|>"]
