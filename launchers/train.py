@@ -21,7 +21,7 @@ import time
 
 log = logging.getLogger("swemine.launchers.train")
 
-SHARDING = ("none", "fsdp", "zero3")
+SHARDING = ("auto", "none", "fsdp", "zero3")
 ATTENTION = ("auto", "flash_attention_2", "sdpa", "eager")
 
 #: Dense bf16 peak TFLOP/s per GPU (vendor datasheets, no sparsity), matched on the CUDA device name.
@@ -56,7 +56,7 @@ class TrainConfig:
     gradient_checkpointing: bool = True
     attn_implementation: str = "auto"
     packing: str = "auto"
-    sharding: str = "none"
+    sharding: str = "auto"
     precision: str = "auto"
     peak_tflops: float | None = None
     resume: str = "auto"
@@ -91,7 +91,8 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-gradient-checkpointing", dest="gradient_checkpointing", action="store_false")
     parser.add_argument("--attn-implementation", choices=ATTENTION, default=d.attn_implementation)
     parser.add_argument("--packing", choices=("auto", "varlen", "block"), default=d.packing)
-    parser.add_argument("--sharding", choices=SHARDING, default=d.sharding)
+    parser.add_argument("--sharding", choices=SHARDING, default=d.sharding,
+                        help="auto: FSDP when more than one process, none otherwise")
     parser.add_argument("--precision", choices=("auto", "bf16", "fp32"), default=d.precision,
                         help="auto: bf16 on a GPU that supports it, else fp32")
     parser.add_argument("--peak-tflops", type=float, default=None, help="per-GPU peak for MFU (default: table)")
@@ -286,7 +287,7 @@ def _training_arguments(cfg: TrainConfig, grad_accum: int, bf16: bool, sharding_
               save_steps=cfg.save_steps, save_total_limit=cfg.save_total_limit, seed=cfg.seed,
               data_seed=cfg.seed, full_determinism=cfg.deterministic, report_to=[],
               remove_unused_columns=False, use_cpu=not torch.cuda.is_available(), dataloader_drop_last=True,
-              disable_tqdm=True)
+              disable_tqdm=True, ddp_timeout=6 * 3600)   # replicas wait while rank 0 tokenizes and packs
     if "warmup_ratio" in fields:
         kw["warmup_ratio"] = cfg.warmup_ratio
     else:
@@ -344,6 +345,8 @@ def run(cfg: TrainConfig, callbacks=()) -> dict:
         raise RuntimeError("--sharding zero3 needs DeepSpeed: pip install deepspeed (or use --sharding fsdp)")
     set_seed(cfg.seed)
     world = int(os.environ.get("WORLD_SIZE", "1"))
+    if cfg.sharding == "auto":
+        cfg = dataclasses.replace(cfg, sharding="fsdp" if world > 1 else "none")
     if cfg.global_batch % (cfg.micro_batch * world):
         raise ValueError(f"--global-batch {cfg.global_batch} is not a multiple of micro-batch {cfg.micro_batch} "
                          f"x {world} processes")

@@ -17,6 +17,7 @@ DEFAULT_OUTPUT_ROOT = "swemine-output"
 COMMANDS: dict[str, tuple[str, str]] = {
     "formats": ("pipelines.formats_cmd", "list the trajectory readers and what they detect"),
     "inspect": ("pipelines.inspect_cmd", "schema, counts, a sample row and rejects by reason of a run"),
+    "launch": ("pipelines.launch_cmd", "print or start a mid-training job: local, torchrun or Slurm"),
 }
 
 
