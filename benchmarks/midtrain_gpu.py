@@ -1,0 +1,330 @@
+"""Mid-training throughput on one NVIDIA GPU: tokens/s, MFU and peak memory of a ~0.5B Qwen2-style model.
+
+Self-contained: needs only ``torch`` and ``transformers`` (a standard CUDA PyTorch image), nothing from the
+network and nothing from swemine. It builds the model from a config, packs synthetic FIM-shaped documents
+(``<fim_prefix> pre <fim_suffix> suf <fim_middle> mid <eos>``, log-normal lengths) into 8K rows with
+position-id resets, and trains a fixed number of steps in bf16 (fp32 master weights + autocast, fused AdamW)
+with attention kept inside each document:
+
+- ``flash_attention_2`` when the ``flash_attn`` package is installed (varlen via position ids);
+- ``torch_varlen``: PyTorch's own ``torch.nn.attention.varlen.varlen_attn`` (flash kernels, cu_seqlens);
+- ``sdpa``: transformers builds a block-diagonal mask from the position ids (slower kernels).
+
+``--attn auto`` takes the first that passes a numerical self-check against a masked reference.
+
+Prints tokens/s, MFU (FLOPs/token = 6·N + 12·L·H·T against the GPU's dense bf16 peak, e.g. H100/H200 989
+TFLOP/s), the ratio to a bare bf16 matmul measured in the same run (the floor), and peak memory. Without a GPU
+it prints that and exits 0; ``--cpu-smoke`` runs a tiny config on CPU to check the script itself.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import math
+import sys
+import time
+
+import torch
+
+PEAK_BF16_TFLOPS = (("GB200", 2500.0), ("B200", 2250.0), ("H200", 989.0), ("H100", 989.0), ("H800", 989.0),
+                    ("GH200", 989.0), ("A100", 312.0), ("A800", 312.0), ("L40S", 362.0), ("L4", 121.0))
+IGNORE = -100
+FIM_PREFIX, FIM_SUFFIX, FIM_MIDDLE, EOS = 1, 2, 3, 0     # reserved ids of the synthetic vocabulary
+
+
+def model_config(small: bool, vocab: int):
+    """~0.53B parameters (hidden 1536, 16 layers, 12 heads of 128, 4 KV heads), or a tiny one for CPU."""
+    from transformers import Qwen2Config
+
+    if small:
+        return Qwen2Config(vocab_size=vocab, hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                           num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
+                           tie_word_embeddings=True, use_cache=False)
+    return Qwen2Config(vocab_size=vocab, hidden_size=1536, intermediate_size=5120, num_hidden_layers=16,
+                       num_attention_heads=12, num_key_value_heads=4, max_position_embeddings=32768,
+                       rope_theta=1e6, tie_word_embeddings=True, use_cache=False)
+
+
+def flops_per_token(config, seq_len: int, n_params: int) -> float:
+    """6·N (matmul params: all but the input embedding, LM head included even if tied) + 12·L·H·T attention."""
+    head_dim = config.hidden_size // config.num_attention_heads
+    matmul = n_params if config.tie_word_embeddings else n_params - config.vocab_size * config.hidden_size
+    return 6.0 * matmul + 12.0 * config.num_hidden_layers * config.num_attention_heads * head_dim * seq_len
+
+
+def fim_documents(n_tokens: int, vocab: int, mean_len: int, gen: torch.Generator):
+    """Synthetic FIM-shaped documents totalling about ``n_tokens`` tokens."""
+    docs, total = [], 0
+    mu = math.log(mean_len) - 0.5
+    while total < n_tokens:
+        length = int(min(max(torch.empty(1).log_normal_(mu, 1.0, generator=gen).item(), 16), 4 * mean_len))
+        body = torch.randint(4, vocab, (length - 4,), generator=gen)
+        pre, suf = (length - 4) // 2, (length - 4) // 4
+        doc = torch.cat([torch.tensor([FIM_PREFIX]), body[:pre], torch.tensor([FIM_SUFFIX]), body[pre:pre + suf],
+                         torch.tensor([FIM_MIDDLE]), body[pre + suf:], torch.tensor([EOS])])
+        docs.append(doc)
+        total += len(doc)
+    return docs
+
+
+def pack(docs, seq_len: int):
+    """Next-fit packing into rows of ``seq_len``: input ids, labels (-100 at document starts and padding) and
+    position ids that restart at every document (padding forms its own pseudo-document)."""
+    rows, current, used = [], [], 0
+    for doc in docs:
+        doc = doc[:seq_len]
+        if current and used + len(doc) > seq_len:
+            rows.append(current)
+            current, used = [], 0
+        current.append(doc)
+        used += len(doc)
+    rows.append(current)
+    ids, labels, pos = [], [], []
+    for row in rows:
+        pad = seq_len - sum(len(d) for d in row)
+        parts = row + ([torch.full((pad,), EOS)] if pad else [])
+        ids.append(torch.cat(parts))
+        lab = []
+        for i, d in enumerate(parts):
+            lab.append(torch.full((len(d),), IGNORE) if (pad and i == len(parts) - 1) else d.clone())
+            lab[-1][0] = IGNORE
+        labels.append(torch.cat(lab))
+        pos.append(torch.cat([torch.arange(len(d)) for d in parts]))
+    return torch.stack(ids), torch.stack(labels), torch.stack(pos)
+
+
+def varlen_kwargs(position_ids: torch.Tensor) -> dict:
+    """cu_seqlens over the flattened batch (one segment per document) for varlen attention kernels; the row
+    length is passed as the (upper bound) max length, so it never changes between steps (no recompiles)."""
+    flat = position_ids.reshape(-1)
+    starts = torch.nonzero(flat == 0).flatten()
+    cu = torch.cat([starts, torch.tensor([flat.numel()], device=flat.device)]).to(torch.int32)
+    n = position_ids.shape[-1]
+    return {"cu_seq_lens_q": cu, "cu_seq_lens_k": cu, "max_length_q": n, "max_length_k": n}
+
+
+def torch_varlen_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
+    """transformers attention function on ``torch.nn.attention.varlen.varlen_attn`` (causal per document)."""
+    from torch.nn.attention.varlen import varlen_attn
+
+    b, hq, n, d = query.shape
+    hk = key.shape[1]
+    q = query.transpose(1, 2).reshape(b * n, hq, d)
+    k = key.transpose(1, 2).reshape(b * n, hk, d)
+    v = value.transpose(1, 2).reshape(b * n, hk, d)
+    if hk != hq and not TORCH_VARLEN_GQA[0]:
+        k, v = k.repeat_interleave(hq // hk, dim=1), v.repeat_interleave(hq // hk, dim=1)
+    cu, max_len = kwargs["cu_seq_lens_q"], kwargs["max_length_q"]      # an upper bound is enough
+    out = varlen_attn(q, k, v, cu, cu, max_len, max_len, scale=scaling, window_size=(-1, 0),
+                      **({"enable_gqa": True} if hk != hq and TORCH_VARLEN_GQA[0] else {}))
+    return out.reshape(b, n, hq, d), None
+
+
+TORCH_VARLEN_GQA = [True]     # switched off when the GQA path fails the self-check
+
+
+def reference_attention(q, k, v, position_ids):
+    """Masked SDPA in fp32: causal within documents only (the ground truth for the self-check)."""
+    doc = (position_ids == 0).cumsum(-1)
+    n = q.shape[2]
+    mask = (doc[:, :, None] == doc[:, None, :]) & torch.ones(n, n, dtype=torch.bool, device=q.device).tril()
+    rep = q.shape[1] // k.shape[1]
+    k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
+    return torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=mask[:, None])
+
+
+def check_torch_varlen(device) -> str:
+    """'' when torch_varlen attention (fwd + bwd) matches the masked reference on a packed batch, else why not."""
+    try:
+        from torch.nn.attention.varlen import varlen_attn  # noqa: F401
+    except ImportError as e:
+        return f"unavailable ({e})"
+    gen = torch.Generator().manual_seed(0)
+    pos = torch.cat([torch.arange(n) for n in (100, 37, 200, 175)]).view(2, 256).to(device)
+    q = torch.randn(2, 8, 256, 64, generator=gen).to(device, torch.bfloat16).requires_grad_()
+    k = torch.randn(2, 2, 256, 64, generator=gen).to(device, torch.bfloat16).requires_grad_()
+    v = torch.randn(2, 2, 256, 64, generator=gen).to(device, torch.bfloat16).requires_grad_()
+    ref = reference_attention(q, k, v, pos).transpose(1, 2)
+    ref_grads = torch.autograd.grad(ref.sum(), (q, k, v))
+    for gqa in (True, False):
+        TORCH_VARLEN_GQA[0] = gqa
+        try:
+            out, _ = torch_varlen_attention(None, q, k, v, None, scaling=64 ** -0.5, **varlen_kwargs(pos))
+            grads = torch.autograd.grad(out.float().sum(), (q, k, v))
+        except Exception as e:  # noqa: BLE001 - any failure means "do not use this path"
+            reason = f"error: {type(e).__name__}: {str(e)[:200]}"
+            continue
+        ok = torch.allclose(out.float(), ref, atol=3e-2, rtol=3e-2) and all(
+            torch.allclose(g.float(), r.float(), atol=5e-2, rtol=5e-2) for g, r in zip(grads, ref_grads))
+        if ok:
+            return ""
+        reason = "mismatch against the masked reference"
+    return reason
+
+
+def pick_attention(requested: str, device) -> tuple[str, list[str]]:
+    """The attention implementation to use and notes on the ones passed over."""
+    import importlib.util
+
+    notes = []
+    if requested in ("auto", "flash_attention_2"):
+        if importlib.util.find_spec("flash_attn") is not None:
+            return "flash_attention_2", notes
+        notes.append("flash_attention_2: flash_attn not installed")
+    if requested in ("auto", "torch_varlen"):
+        why = check_torch_varlen(device)
+        if not why:
+            from transformers import AttentionInterface
+            AttentionInterface.register("torch_varlen", torch_varlen_attention)
+            return "torch_varlen", notes
+        notes.append(f"torch_varlen: {why}")
+    if requested == "flex_attention":
+        return "flex_attention", notes
+    return "sdpa", notes
+
+
+def bare_matmul_tflops(device, dtype, n: int, reps: int) -> float:
+    """Achieved TFLOP/s of a square matmul: the floor this run's model throughput is compared with."""
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    for _ in range(3):
+        a @ b
+    sync(device)
+    t = time.perf_counter()
+    for _ in range(reps):
+        a @ b
+    sync(device)
+    return 2 * n ** 3 * reps / (time.perf_counter() - t) / 1e12
+
+
+def sync(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def run(args) -> dict:
+    from transformers import Qwen2ForCausalLM
+
+    cuda = not args.cpu_smoke
+    device = torch.device("cuda" if cuda else "cpu")
+    dtype = torch.bfloat16 if cuda else torch.float32
+    vocab = 512 if args.cpu_smoke else args.vocab
+    seq_len = 256 if args.cpu_smoke else args.seq_len
+    torch.manual_seed(0)
+    attn, notes = pick_attention(args.attn, device) if cuda else ("sdpa", [])
+    config = model_config(args.cpu_smoke, vocab)
+    model = Qwen2ForCausalLM(config).to(device)
+    model.set_attn_implementation(attn)
+    model.train()
+    n_params = sum(p.numel() for p in model.parameters())
+    fpt = flops_per_token(config, seq_len, n_params)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-5, betas=(0.9, 0.95), weight_decay=0.05, fused=cuda)
+    step_fn = model
+    if args.compile:
+        step_fn = torch.compile(model)
+    if args.grad_ckpt:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+
+    micro = args.micro_batch or (2 if args.cpu_smoke else max(1, min(8, int(
+        (torch.cuda.get_device_properties(0).total_memory / 2**30 - 16) // 14))))
+    gen = torch.Generator().manual_seed(0)
+    mean_len = 200 if args.cpu_smoke else args.mean_doc_len
+    n_rows = micro * (args.warmup + args.steps)
+    ids, labels, pos = pack(fim_documents(n_rows * seq_len, vocab, mean_len, gen), seq_len)
+    while len(ids) < n_rows:        # next-fit packing is dense; top up if short
+        more = pack(fim_documents(seq_len * (n_rows - len(ids)), vocab, mean_len, gen), seq_len)
+        ids, labels, pos = (torch.cat([x, y]) for x, y in zip((ids, labels, pos), more))
+    real_fraction = float((labels != IGNORE).float().mean())
+
+    def step(i):
+        sl = slice(i * micro, (i + 1) * micro)
+        batch = {"input_ids": ids[sl].to(device), "labels": labels[sl].to(device), "position_ids": pos[sl].to(device)}
+        if attn in ("torch_varlen", "flash_attention_2"):
+            batch.update(varlen_kwargs(batch["position_ids"]))
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cuda):
+            loss = step_fn(**batch).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss
+
+    started = time.perf_counter()
+    for i in range(args.warmup):
+        loss = step(i)
+    sync(device)
+    first_loss = float(loss.detach())
+    if cuda:
+        torch.cuda.reset_peak_memory_stats()
+    t = time.perf_counter()
+    done = 0
+    for i in range(args.warmup, args.warmup + args.steps):
+        loss = step(i)
+        done += 1
+        if time.perf_counter() - started > args.time_budget:
+            break
+    sync(device)
+    elapsed = time.perf_counter() - t
+    tokens = done * micro * seq_len
+    tps = tokens / elapsed
+    name = torch.cuda.get_device_name(0) if cuda else "cpu"
+    peak = args.peak_tflops or next((v for k, v in PEAK_BF16_TFLOPS if k in name.upper()), None)
+    achieved = tps * fpt / 1e12
+    floor = bare_matmul_tflops(device, dtype, 8192 if cuda else 512, 20 if cuda else 3)
+    result = {"device": name, "attention": attn, "notes": notes, "params_m": round(n_params / 1e6, 1),
+              "seq_len": seq_len, "micro_batch": micro, "steps_timed": done, "tokens_per_s": round(tps, 1),
+              "flops_per_token_g": round(fpt / 1e9, 3), "model_tflops": round(achieved, 2),
+              "peak_tflops": peak, "mfu": round(achieved / peak, 4) if peak else None,
+              "bare_matmul_tflops": round(floor, 2), "ratio_to_bare_matmul": round(achieved / floor, 3),
+              "peak_mem_gib": round(torch.cuda.max_memory_allocated() / 2**30, 2) if cuda else None,
+              "first_loss": round(first_loss, 3), "last_loss": round(float(loss.detach()), 3),
+              "real_token_fraction": round(real_fraction, 4), "grad_ckpt": args.grad_ckpt,
+              "compile": args.compile, "wall_s": round(time.perf_counter() - started, 1)}
+    return result
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--cpu-smoke", action="store_true", help="tiny config on CPU: checks the script, measures nothing")
+    p.add_argument("--seq-len", type=int, default=8192)
+    p.add_argument("--micro-batch", type=int, default=None, help="rows per step (default: from GPU memory)")
+    p.add_argument("--steps", type=int, default=20, help="timed steps")
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--vocab", type=int, default=32768)
+    p.add_argument("--mean-doc-len", type=int, default=1500, help="mean synthetic FIM document length (tokens)")
+    p.add_argument("--attn", default="auto",
+                   choices=("auto", "flash_attention_2", "torch_varlen", "sdpa", "flex_attention"))
+    p.add_argument("--grad-ckpt", action="store_true", help="gradient checkpointing (off: faster, more memory)")
+    p.add_argument("--compile", action="store_true", help="torch.compile the model")
+    p.add_argument("--peak-tflops", type=float, default=None, help="GPU dense bf16 peak (default: by name)")
+    p.add_argument("--time-budget", type=float, default=300.0, help="stop timed steps after this many seconds")
+    args = p.parse_args(argv)
+    if not args.cpu_smoke and not torch.cuda.is_available():
+        print("no CUDA GPU available: nothing measured (run on an NVIDIA GPU; --cpu-smoke checks the script)")
+        return 0
+    while True:
+        try:
+            result = run(args)
+            break
+        except torch.OutOfMemoryError:
+            if args.cpu_smoke or (args.micro_batch == 1 and args.grad_ckpt):
+                raise
+        gc.collect()                     # outside the except block: the failed run's tensors are now free
+        torch.cuda.empty_cache()
+        micro = args.micro_batch or 8
+        if micro > 1:
+            args.micro_batch = micro // 2
+        else:
+            args.grad_ckpt = True
+        print(f"out of memory: retrying with micro-batch {args.micro_batch}, grad-ckpt {args.grad_ckpt}",
+              file=sys.stderr)
+    width = max(len(k) for k in result)
+    for k, v in result.items():
+        print(f"{k:<{width}}  {v}")
+    print(json.dumps(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
