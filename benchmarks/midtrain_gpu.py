@@ -1,7 +1,8 @@
 """Mid-training throughput on one NVIDIA GPU: tokens/s, MFU and peak memory of a ~0.5B Qwen2-style model.
 
-Self-contained: needs only ``torch`` and ``transformers`` (a standard CUDA PyTorch image), nothing from the
-network and nothing from swemine. It builds the model from a config, packs synthetic FIM-shaped documents
+Needs only ``torch`` and ``transformers`` (a standard CUDA PyTorch image) and nothing from the network; it
+does not import swemine (it loads the dependency-free ``launchers/attention.py`` of this checkout by path for
+the ``torch_varlen`` attention, and runs without it). It builds the model from a config, packs synthetic FIM-shaped documents
 (``<fim_prefix> pre <fim_suffix> suf <fim_middle> mid <eos>``, log-normal lengths) into 8K rows with
 position-id resets, and trains a fixed number of steps in bf16 (fp32 master weights + autocast, fused AdamW)
 with attention kept inside each document:
@@ -20,8 +21,10 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib.util
 import json
 import math
+import pathlib
 import sys
 import time
 
@@ -94,90 +97,31 @@ def pack(docs, seq_len: int):
     return torch.stack(ids), torch.stack(labels), torch.stack(pos)
 
 
-def varlen_kwargs(position_ids: torch.Tensor) -> dict:
-    """cu_seqlens over the flattened batch (one segment per document) for varlen attention kernels; the row
-    length is passed as the (upper bound) max length, so it never changes between steps (no recompiles)."""
-    flat = position_ids.reshape(-1)
-    starts = torch.nonzero(flat == 0).flatten()
-    cu = torch.cat([starts, torch.tensor([flat.numel()], device=flat.device)]).to(torch.int32)
-    n = position_ids.shape[-1]
-    return {"cu_seq_lens_q": cu, "cu_seq_lens_k": cu, "max_length_q": n, "max_length_k": n}
+def load_attention_module():
+    """``launchers/attention.py`` of this checkout, loaded by path (torch + transformers only), or ``None``."""
+    path = pathlib.Path(__file__).resolve().parents[1] / "launchers" / "attention.py"
+    if not path.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location("swemine_varlen_attention", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
-def torch_varlen_attention(module, query, key, value, attention_mask, scaling=None, dropout=0.0, **kwargs):
-    """transformers attention function on ``torch.nn.attention.varlen.varlen_attn`` (causal per document)."""
-    from torch.nn.attention.varlen import varlen_attn
-
-    b, hq, n, d = query.shape
-    hk = key.shape[1]
-    q = query.transpose(1, 2).reshape(b * n, hq, d)
-    k = key.transpose(1, 2).reshape(b * n, hk, d)
-    v = value.transpose(1, 2).reshape(b * n, hk, d)
-    if hk != hq and not TORCH_VARLEN_GQA[0]:
-        k, v = k.repeat_interleave(hq // hk, dim=1), v.repeat_interleave(hq // hk, dim=1)
-    cu, max_len = kwargs["cu_seq_lens_q"], kwargs["max_length_q"]      # an upper bound is enough
-    out = varlen_attn(q, k, v, cu, cu, max_len, max_len, scale=scaling, window_size=(-1, 0),
-                      **({"enable_gqa": True} if hk != hq and TORCH_VARLEN_GQA[0] else {}))
-    return out.reshape(b, n, hq, d), None
-
-
-TORCH_VARLEN_GQA = [True]     # switched off when the GQA path fails the self-check
-
-
-def reference_attention(q, k, v, position_ids):
-    """Masked SDPA in fp32: causal within documents only (the ground truth for the self-check)."""
-    doc = (position_ids == 0).cumsum(-1)
-    n = q.shape[2]
-    mask = (doc[:, :, None] == doc[:, None, :]) & torch.ones(n, n, dtype=torch.bool, device=q.device).tril()
-    rep = q.shape[1] // k.shape[1]
-    k, v = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
-    return torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(), attn_mask=mask[:, None])
-
-
-def check_torch_varlen(device) -> str:
-    """'' when torch_varlen attention (fwd + bwd) matches the masked reference on a packed batch, else why not."""
-    try:
-        from torch.nn.attention.varlen import varlen_attn  # noqa: F401
-    except ImportError as e:
-        return f"unavailable ({e})"
-    gen = torch.Generator().manual_seed(0)
-    pos = torch.cat([torch.arange(n) for n in (100, 37, 200, 175)]).view(2, 256).to(device)
-    q = torch.randn(2, 8, 256, 64, generator=gen).to(device, torch.bfloat16).requires_grad_()
-    k = torch.randn(2, 2, 256, 64, generator=gen).to(device, torch.bfloat16).requires_grad_()
-    v = torch.randn(2, 2, 256, 64, generator=gen).to(device, torch.bfloat16).requires_grad_()
-    ref = reference_attention(q, k, v, pos).transpose(1, 2)
-    ref_grads = torch.autograd.grad(ref.sum(), (q, k, v))
-    for gqa in (True, False):
-        TORCH_VARLEN_GQA[0] = gqa
-        try:
-            out, _ = torch_varlen_attention(None, q, k, v, None, scaling=64 ** -0.5, **varlen_kwargs(pos))
-            grads = torch.autograd.grad(out.float().sum(), (q, k, v))
-        except Exception as e:  # noqa: BLE001 - any failure means "do not use this path"
-            reason = f"error: {type(e).__name__}: {str(e)[:200]}"
-            continue
-        ok = torch.allclose(out.float(), ref, atol=3e-2, rtol=3e-2) and all(
-            torch.allclose(g.float(), r.float(), atol=5e-2, rtol=5e-2) for g, r in zip(grads, ref_grads))
-        if ok:
-            return ""
-        reason = "mismatch against the masked reference"
-    return reason
+VARLEN = load_attention_module()
 
 
 def pick_attention(requested: str, device) -> tuple[str, list[str]]:
     """The attention implementation to use and notes on the ones passed over."""
-    import importlib.util
-
     notes = []
     if requested in ("auto", "flash_attention_2"):
-        if importlib.util.find_spec("flash_attn") is not None:
+        if importlib.util.find_spec("flash_attn") is not None and VARLEN:   # cu_seqlens: rows > 1 stay apart
             return "flash_attention_2", notes
         notes.append("flash_attention_2: flash_attn not installed")
     if requested in ("auto", "torch_varlen"):
-        why = check_torch_varlen(device)
+        why = VARLEN.self_check(device) if VARLEN else "launchers/attention.py not found beside this script"
         if not why:
-            from transformers import AttentionInterface
-            AttentionInterface.register("torch_varlen", torch_varlen_attention)
-            return "torch_varlen", notes
+            return VARLEN.register(), notes
         notes.append(f"torch_varlen: {why}")
     if requested == "flex_attention":
         return "flex_attention", notes
@@ -241,7 +185,7 @@ def run(args) -> dict:
         sl = slice(i * micro, (i + 1) * micro)
         batch = {"input_ids": ids[sl].to(device), "labels": labels[sl].to(device), "position_ids": pos[sl].to(device)}
         if attn in ("torch_varlen", "flash_attention_2"):
-            batch.update(varlen_kwargs(batch["position_ids"]))
+            batch.update(VARLEN.varlen_kwargs(batch["position_ids"]))
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=cuda):
             loss = step_fn(**batch).loss
         loss.backward()

@@ -3,8 +3,10 @@
 A packed row holds several documents back to back; ``position_ids`` restart at 0 at every document start
 (and for the trailing padding, which forms its own pseudo-document). Two ways keep attention inside a document:
 
-- ``varlen``: pass only ``position_ids``; flash-attention-2 (varlen kernels) and transformers>=5's sdpa/eager
-  mask builder derive the document boundaries from the resets;
+- ``varlen``: pass ``position_ids``; transformers' sdpa/eager mask builder derives the document boundaries
+  from the resets; varlen kernels (``flash_attention_2``, ``torch_varlen``) also get ``cu_seq_lens_*`` over the
+  flattened batch (transformers infers them from position ids only for a batch of ONE row: with more rows,
+  flash attention would silently attend across documents);
 - ``block``: pass an explicit block-diagonal causal 4D mask built from the same resets (sdpa / eager on any
   transformers version; O(L²) memory, so for modest contexts).
 
@@ -115,12 +117,15 @@ def block_causal_mask(position_ids):
 
 
 class PackedCollator:
-    """Stack packed rows into tensors; ``block`` mode adds the 4D mask (bool for sdpa, additive for eager)."""
+    """Stack packed rows into tensors; ``block`` mode adds the 4D mask (bool for sdpa, additive for eager),
+    ``cu_seqlens`` adds the varlen-kernel keywords of :func:`launchers.attention.varlen_kwargs`."""
 
-    def __init__(self, mode: str = "varlen", additive_mask: bool = False):
+    def __init__(self, mode: str = "varlen", additive_mask: bool = False, cu_seqlens: bool = False):
         if mode not in PACKING_MODES:
             raise ValueError(f"packing mode must be one of {PACKING_MODES}, not {mode!r}")
-        self.mode, self.additive_mask = mode, additive_mask
+        if cu_seqlens and mode != "varlen":
+            raise ValueError("cu_seqlens keywords go with the varlen packing mode")
+        self.mode, self.additive_mask, self.cu_seqlens = mode, additive_mask, cu_seqlens
 
     def __call__(self, rows: list[dict]) -> dict:
         import torch
@@ -132,12 +137,18 @@ class PackedCollator:
             if self.additive_mask:
                 mask = torch.zeros(mask.shape, dtype=torch.float32).masked_fill(~mask, torch.finfo(torch.float32).min)
             batch["attention_mask"] = mask
+        if self.cu_seqlens:
+            from launchers.attention import varlen_kwargs
+            batch.update(varlen_kwargs(batch["position_ids"]))
         return batch
 
 
+VARLEN_KERNELS = ("flash_attention_2", "flash_attention_3", "torch_varlen")
+
+
 def default_mode(attn_implementation: str) -> str:
-    """``varlen`` where position resets suffice (flash-attn-2, or transformers' packed-sequence detection)."""
-    if attn_implementation.startswith("flash_attention"):
+    """``varlen`` for varlen kernels and where transformers detects packed rows from position ids."""
+    if attn_implementation in VARLEN_KERNELS:
         return "varlen"
     try:
         from transformers.masking_utils import find_packed_sequence_indices  # noqa: F401  (transformers >= 4.53)

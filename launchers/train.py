@@ -22,7 +22,7 @@ import time
 log = logging.getLogger("swemine.launchers.train")
 
 SHARDING = ("auto", "none", "fsdp", "zero3")
-ATTENTION = ("auto", "flash_attention_2", "sdpa", "eager")
+ATTENTION = ("auto", "flash_attention_2", "torch_varlen", "sdpa", "eager")
 
 #: Dense bf16 peak TFLOP/s per GPU (vendor datasheets, no sparsity), matched on the CUDA device name.
 PEAK_BF16_TFLOPS = (("GB200", 2500.0), ("B200", 2250.0), ("H200", 989.0), ("H100", 989.0), ("H800", 989.0),
@@ -257,13 +257,25 @@ def prepare_data(cfg: TrainConfig, tokenizer) -> tuple:
 # ---------------------------------------------------------------- training
 
 def _resolve_attention(requested: str) -> str:
+    """auto: flash-attn-2 if installed, else PyTorch's varlen flash kernels if they pass the self-check (GPU),
+    else sdpa with the block mask transformers derives from the position resets."""
     import torch
 
-    if requested != "auto":
-        return requested
-    if torch.cuda.is_available() and importlib.util.find_spec("flash_attn") is not None:
-        return "flash_attention_2"
-    return "sdpa"
+    from launchers import attention
+
+    cuda = torch.cuda.is_available()
+    if requested == "torch_varlen" or (requested == "auto" and cuda
+                                       and importlib.util.find_spec("flash_attn") is None):
+        why = attention.self_check(torch.device("cuda")) if cuda else "needs a CUDA GPU"
+        if not why:
+            return attention.register()
+        if requested == "torch_varlen":
+            raise RuntimeError(f"--attn-implementation torch_varlen unusable: {why}")
+        log.warning("torch_varlen attention unusable (%s); using sdpa", why)
+        return "sdpa"
+    if requested == "auto":
+        return "flash_attention_2" if cuda else "sdpa"
+    return requested
 
 
 def _use_bf16(precision: str) -> bool:
@@ -339,7 +351,7 @@ def run(cfg: TrainConfig, callbacks=()) -> dict:
     import torch
     from transformers import AutoTokenizer, set_seed
 
-    from launchers.packing import PackedCollator, default_mode
+    from launchers.packing import VARLEN_KERNELS, PackedCollator, default_mode
 
     if cfg.sharding == "zero3" and importlib.util.find_spec("deepspeed") is None:
         raise RuntimeError("--sharding zero3 needs DeepSpeed: pip install deepspeed (or use --sharding fsdp)")
@@ -369,7 +381,8 @@ def run(cfg: TrainConfig, callbacks=()) -> dict:
     peak = cfg.peak_tflops or peak_tflops(device_name)
     throughput = Throughput(cfg.seq_len * cfg.global_batch, fpt, peak * world if peak else None)
     trainer = _make_trainer(throughput, callbacks, model=model, args=args, train_dataset=rows,
-                            data_collator=PackedCollator(mode, additive_mask=(attn == "eager")))
+                            data_collator=PackedCollator(mode, additive_mask=(attn == "eager"),
+                                                         cu_seqlens=attn in VARLEN_KERNELS and mode == "varlen"))
     resume = last_complete_checkpoint(cfg.output) if cfg.resume == "auto" else (
         None if cfg.resume == "never" else cfg.resume)
     log.info("rows=%d seq_len=%d grad_accum=%d world=%d attn=%s packing=%s bf16=%s resume=%s", len(rows),
