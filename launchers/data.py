@@ -23,6 +23,8 @@ log = logging.getLogger("swemine.launchers.data")
 IGNORE_INDEX = -100
 REJECT_DIRS = ("rejects", "filtered")   # runner outputs that are not training data
 FORMATS = ("chat", "psm", "spm")
+HINTS = {"fim_fields_missing": "no prefix/middle/suffix in these rows (a chat-format run? use --format chat)",
+         "chat_messages_missing": "no messages in these rows (a raw-FIM run? use --format psm or spm)"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -270,9 +272,11 @@ def build_documents(parts: dict[str, str], tokenizer, fmt: str, mix: str | None 
         for reason, n in stats[name].rejected.items():
             log.warning("part %s: %d rows not encoded (%s)", name, n, reason)
     sizes = {p: len(d) for p, d in encoded.items()}
-    if any(sizes[p] == 0 and ratios[p] > 0 for p in parts):
-        empty = [p for p in parts if sizes[p] == 0 and ratios[p] > 0]
-        raise ValueError(f"mixture parts without any encodable row: {empty} (stats: {stats})")
+    empty = [p for p in parts if sizes[p] == 0 and ratios[p] > 0]
+    if empty:
+        why = "; ".join(f"{p}: {stats[p].rows} rows, not encoded: {stats[p].rejected}"
+                        + "".join(f" - {HINTS[r]}" for r in stats[p].rejected if r in HINTS) for p in empty)
+        raise ValueError(f"mixture parts without any encodable row: {why}")
     counts = mixture_counts(sizes, ratios, budget)
     chosen = [encoded[p].shuffle(seed=seed).select(range(n)) for p, n in counts.items() if n]
     mixed = datasets.concatenate_datasets(chosen).shuffle(seed=seed)

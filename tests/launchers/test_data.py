@@ -86,3 +86,9 @@ def test_build_documents_mixes_seeded_and_counts_rejects(tmp_path, fim_run, spli
     fim_only = data.encode_dataset(data.load_part(str(fim_run.parent / "bad.parquet")),
                                    data.make_encoder(tokenizer, "psm", "fim"))[1]
     assert fim_only.rejected == {"fim_empty_middle": 1} and fim_only.docs == 0
+
+
+def test_wrong_format_for_the_shards_says_which(tmp_path, splits, tokenizer):
+    write_chat(tmp_path / "chat" / "fim" / "train-00000-of-00001.parquet", chat_rows(splits[:5]))
+    with pytest.raises(ValueError, match=r"fim: 5 rows, not encoded: \{'fim_fields_missing': 5\} - .*--format chat"):
+        data.build_documents({"fim": str(tmp_path / "chat")}, tokenizer, "psm")
