@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import sys
 import time
 
@@ -173,11 +174,14 @@ class Throughput:
 
 # ---------------------------------------------------------------- sharding configs
 
-def fsdp_config(layer_classes: list[str]) -> dict:
-    """FSDP2 full-shard config for the HF Trainer (``--fsdp "full_shard auto_wrap" --fsdp_config <file>``)."""
+def fsdp_config(layer_classes: list[str], activation_checkpointing: bool) -> dict:
+    """FSDP2 full-shard config for the HF Trainer (``fsdp="full_shard auto_wrap"``, ``fsdp_config=<file>``).
+
+    Checkpoints hold the full state dict, so ``--output`` always ends with a model ``from_pretrained`` loads.
+    """
     return {"fsdp_version": 2, "auto_wrap_policy": "TRANSFORMER_BASED_WRAP",
             "transformer_layer_cls_to_wrap": layer_classes, "reshard_after_forward": True,
-            "activation_checkpointing": True, "state_dict_type": "SHARDED_STATE_DICT",
+            "activation_checkpointing": activation_checkpointing, "state_dict_type": "FULL_STATE_DICT",
             "cpu_ram_efficient_loading": True}
 
 
@@ -193,11 +197,15 @@ def zero3_config() -> dict:
             "train_micro_batch_size_per_gpu": "auto", "steps_per_print": 100000, "wall_clock_breakdown": False}
 
 
-def write_sharding_config(sharding: str, output: str, layer_classes: list[str]) -> str | None:
+def write_sharding_config(sharding: str, output: str, layer_classes: list[str],
+                          activation_checkpointing: bool = True) -> str | None:
     """Write the FSDP / ZeRO-3 JSON config into ``output`` and return its path (``None`` for ``none``)."""
     if sharding == "none":
         return None
-    cfg, name = (fsdp_config(layer_classes), "fsdp.json") if sharding == "fsdp" else (zero3_config(), "zero3.json")
+    if sharding == "fsdp":
+        cfg, name = fsdp_config(layer_classes, activation_checkpointing), "fsdp.json"
+    else:
+        cfg, name = zero3_config(), "zero3.json"
     os.makedirs(output, exist_ok=True)
     path = os.path.join(output, name)
     with open(path, "w") as f:
@@ -247,6 +255,8 @@ def prepare_data(cfg: TrainConfig, tokenizer) -> tuple:
     report = {"parts": {p: dataclasses.asdict(s) for p, s in stats.items()}, "mixture": counts,
               "packing": {**dataclasses.asdict(pack_stats), "fill": round(pack_stats.fill, 4)}}
     tmp = path + ".tmp"
+    for leftover in (tmp, path):          # a run killed while saving leaves these without prepare.json
+        shutil.rmtree(leftover, ignore_errors=True)
     rows.save_to_disk(tmp)
     with open(os.path.join(tmp, "prepare.json"), "w") as f:
         json.dump(report, f, indent=2, sort_keys=True)
@@ -289,6 +299,7 @@ def _use_bf16(precision: str) -> bool:
 def _training_arguments(cfg: TrainConfig, grad_accum: int, bf16: bool, sharding_path: str | None):
     """``TrainingArguments`` across transformers 4.46–5.x (warmup ratio and checkpointing names moved)."""
     import torch
+    import transformers
     from transformers import TrainingArguments
 
     fields = {f.name for f in dataclasses.fields(TrainingArguments)}
@@ -309,8 +320,9 @@ def _training_arguments(cfg: TrainConfig, grad_accum: int, bf16: bool, sharding_
     kw[key] = checkpointing
     if checkpointing:
         kw[key + "_kwargs"] = {"use_reentrant": False}
-    if cfg.sharding == "fsdp":
-        kw.update(fsdp="full_shard auto_wrap", fsdp_config=sharding_path)
+    if cfg.sharding == "fsdp":    # transformers 5 takes fsdp=True + the config; 4.x the option string
+        legacy = int(transformers.__version__.split(".")[0]) < 5
+        kw.update(fsdp="full_shard auto_wrap" if legacy else True, fsdp_config=sharding_path)
     elif cfg.sharding == "zero3":
         kw["deepspeed"] = sharding_path
     return TrainingArguments(**kw)
@@ -368,7 +380,8 @@ def run(cfg: TrainConfig, callbacks=()) -> dict:
     mode = default_mode(attn) if cfg.packing == "auto" else cfg.packing
     model = _load_model(cfg, attn)
     bf16 = _use_bf16(cfg.precision)
-    sharding_path = write_sharding_config(cfg.sharding, cfg.output, list(model._no_split_modules or []))
+    sharding_path = write_sharding_config(cfg.sharding, cfg.output, list(model._no_split_modules or []),
+                                          cfg.gradient_checkpointing)
     args = _training_arguments(cfg, grad_accum, bf16, sharding_path)
     with args.main_process_first(local=False, desc="tokenize and pack"):
         rows, report = prepare_data(cfg, tokenizer)
