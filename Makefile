@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-EXTRAS ?= dev,train
+EXTRAS ?= dev,train,dataflow
 
 export HF_HUB_OFFLINE ?= 1
 export HF_HUB_DISABLE_TELEMETRY = 1

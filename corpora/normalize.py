@@ -8,8 +8,8 @@ from __future__ import annotations
 from typing import Any, Iterable, Iterator
 
 from corpora import formats as fmts
-from corpora.inputs import DocSource, Unit, expand_inputs, iter_documents, read_bytes
-from corpora.records import Reject, make_reject
+from corpora.inputs import CorruptCompressed, DocSource, Unit, expand_inputs, iter_documents, read_bytes
+from corpora.records import Reject, make_reject, short_repr
 
 STAGE = "read"
 
@@ -18,6 +18,16 @@ def _keys(doc: Any) -> str:
     if isinstance(doc, dict):
         return "object with keys " + ", ".join(sorted(map(str, doc))[:12])
     return type(doc).__name__
+
+
+def _shape(doc: Any) -> str:
+    """Cheap excerpt of an unrecognised document: its top-level keys and their value types."""
+    if isinstance(doc, dict):
+        items = [f"{k!r}: {type(v).__name__}" for k, v in list(doc.items())[:12]]
+        return ("{" + ", ".join(items) + (", ...}" if len(doc) > 12 else "}"))[:200]
+    if isinstance(doc, list):
+        return f"list of {len(doc)}: " + short_repr(doc[:2], 160)
+    return short_repr(doc)
 
 
 def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:
@@ -31,9 +41,13 @@ def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:
     except ValueError as exc:
         yield make_reject(STAGE, "too_large", str(exc), uri=unit.uri)
         return
+    except CorruptCompressed as exc:
+        yield make_reject(STAGE, "corrupt_compressed", str(exc), uri=unit.uri)
+        return
     except (OSError, EOFError) as exc:
         yield make_reject(STAGE, "unreadable", f"{type(exc).__name__}: {exc}", uri=unit.uri)
         return
+    first_checked = False
     pending_list: list[tuple[DocSource, Any]] = []
     for item in iter_documents(unit.uri, data):
         if isinstance(item, Reject):
@@ -43,6 +57,13 @@ def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:
         if src.locator.startswith("item:"):
             pending_list.append((src, doc))
             continue
+        if not first_checked and src.locator and fmts.detect(doc, unit.uri) is None:
+            # a JSONL / Parquet file whose first record is of no known shape: one reject for the file
+            yield make_reject(STAGE, "unknown_format", f"no reader recognises the first record at {src.locator} "
+                              f"({_keys(doc)}); the whole file was skipped", uri=unit.uri, locator=src.locator,
+                              sha256=src.sha256, excerpt=_shape(doc))
+            return
+        first_checked = True
         yield from _parse_doc(src, doc)
     if pending_list:
         first_src, first = pending_list[0]
@@ -58,13 +79,13 @@ def _parse_doc(src: DocSource, doc: Any) -> Iterator[dict]:
     fmt = fmts.detect(doc, src.uri)
     if fmt is None:
         yield make_reject(STAGE, "unknown_format", f"no reader recognises this document ({_keys(doc)})",
-                          uri=src.uri, locator=src.locator, sha256=src.sha256, excerpt=repr(doc)[:200])
+                          uri=src.uri, locator=src.locator, sha256=src.sha256, excerpt=_shape(doc))
         return
     try:
         yield from fmt.parse(doc, src)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
         yield make_reject("parse", f"malformed:{fmt.name}", f"{type(exc).__name__}: {exc}", uri=src.uri,
-                          locator=src.locator, sha256=src.sha256, excerpt=repr(doc)[:200])
+                          locator=src.locator, sha256=src.sha256, excerpt=short_repr(doc))
 
 
 def _applies(label: dict, traj: dict) -> bool:
@@ -73,7 +94,7 @@ def _applies(label: dict, traj: dict) -> bool:
 
 
 def apply_labels(traj: dict, labels: Iterable[dict]) -> dict:
-    """Fill ``resolved`` / ``final_patch`` / ``model_name`` from the most trusted label of the same run.
+    """Fill ``resolved`` / ``final_patch`` / ``model_name`` / ``exit_status`` from the most trusted label of the run.
 
     A label applies when its ``run_root`` is an ancestor of the trajectory's source; among those the highest
     priority wins, then the deepest run root. The trajectory's own label counts as priority ``trajectory``.
@@ -91,11 +112,9 @@ def apply_labels(traj: dict, labels: Iterable[dict]) -> dict:
             if lb["final_patch"]:
                 out["final_patch"], out["final_patch_source"] = lb["final_patch"], lb["source"]
                 break
-    if not out["model_name"]:
-        for lb in usable:
-            if lb["model_name"]:
-                out["model_name"] = lb["model_name"]
-                break
+    for key in ("model_name", "exit_status"):
+        if not out[key]:
+            out[key] = next((lb[key] for lb in usable if lb.get(key)), "")
     return out
 
 

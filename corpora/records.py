@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import reprlib
 from typing import Any, Iterable, Mapping
 
 import pyarrow as pa
@@ -143,10 +144,16 @@ class SchemaError(ValueError):
     """A record does not fit its schema (missing id, unknown field, wrong type)."""
 
 
-def _default_for(field: pa.Field) -> Any:
-    if pa.types.is_list(field.type):
-        return []
-    return None
+_LAYOUTS: dict[int, tuple[pa.Schema, frozenset, tuple]] = {}
+
+
+def _layout(schema: pa.Schema) -> tuple[frozenset, tuple]:
+    """Field names and (name, is_list, nullable) per field, computed once per schema object."""
+    cached = _LAYOUTS.get(id(schema))
+    if cached is None or cached[0] is not schema:
+        fields = tuple((f.name, pa.types.is_list(f.type), f.nullable) for f in schema)
+        cached = _LAYOUTS[id(schema)] = (schema, frozenset(schema.names), fields)
+    return cached[1], cached[2]
 
 
 def conform(schema: pa.Schema, row: Mapping[str, Any]) -> dict[str, Any]:
@@ -155,16 +162,17 @@ def conform(schema: pa.Schema, row: Mapping[str, Any]) -> dict[str, Any]:
     Unknown keys raise ``SchemaError`` (a typo must not vanish silently); missing keys get ``None``
     (or ``[]`` for lists). Non-nullable fields must be present.
     """
-    names = schema.names
-    unknown = set(row) - set(names)
-    if unknown:
-        raise SchemaError(f"unknown field(s) {sorted(unknown)} for schema with {names[:4]}...")
+    names, fields = _layout(schema)
+    if not names.issuperset(row):
+        raise SchemaError(f"unknown field(s) {sorted(set(row) - names)} for schema with {schema.names[:4]}...")
     out = {}
-    for field in schema:
-        value = row.get(field.name, _default_for(field))
-        if value is None and not field.nullable:
-            raise SchemaError(f"field {field.name!r} may not be null")
-        out[field.name] = value
+    for name, is_list, nullable in fields:
+        value = row.get(name)
+        if value is None and name not in row and is_list:
+            value = []                                   # a fresh list per row, never a shared default
+        if value is None and not nullable:
+            raise SchemaError(f"field {name!r} may not be null")
+        out[name] = value
     return out
 
 
@@ -177,6 +185,15 @@ def to_table(schema: pa.Schema, rows: Iterable[Mapping[str, Any]]) -> pa.Table:
 def schema_fingerprint(schema: pa.Schema) -> str:
     """Short stable hash of a schema's fields and types (metadata ignored)."""
     return hashlib.sha256(str(schema.remove_metadata()).encode()).hexdigest()[:16]
+
+
+_SHORT = reprlib.Repr()
+_SHORT.maxlevel, _SHORT.maxdict, _SHORT.maxlist, _SHORT.maxstring, _SHORT.maxother = 2, 8, 4, 60, 60
+
+
+def short_repr(value: Any, limit: int = 200) -> str:
+    """A bounded ``repr`` for reject excerpts: costs the same for a 50 MB document as for a small one."""
+    return _SHORT.repr(value)[:limit]
 
 
 class Reject(dict):

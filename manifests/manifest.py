@@ -72,17 +72,46 @@ def balance_problems(stages: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return problems
 
 
+def _file_sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def input_listing(uris: Iterable[str]) -> list[dict[str, Any]]:
-    """URI and size of every input file (cheap stat; sha256 values come from the readers' counters)."""
+    """URI, size, modification time and (for local files) sha256 of every input file.
+
+    Remote inputs are only stat-ed (hashing them would mean downloading them to the launching machine).
+    """
     out = []
     for uri in uris:
-        fs, path = fsspec.core.url_to_fs(uri)
-        try:
-            size = fs.size(path)
-        except (FileNotFoundError, OSError):
-            size = None
-        out.append({"uri": uri, "bytes": size})
+        size, mtime = input_stat(uri)
+        sha = _file_sha256(uri) if size is not None and "://" not in uri else None
+        out.append({"uri": uri, "bytes": size, "mtime": mtime, "sha256": sha})
     return out
+
+
+def _unchanged(inp: Mapping[str, Any]) -> bool:
+    """True when an input listed in a manifest still has the same size and modification time."""
+    if inp.get("bytes") is None:
+        return True
+    now = input_stat(inp["uri"])
+    return now == (inp["bytes"], inp.get("mtime"))
+
+
+def input_stat(uri: str) -> tuple[int | None, str | None]:
+    """``(size, mtime)`` of an input, ``(None, None)`` when it is gone."""
+    try:
+        if "://" in uri:
+            fs, path = fsspec.core.url_to_fs(uri)
+            info = fs.info(path)
+            return info.get("size"), str(info.get("mtime") or info.get("updated") or info.get("LastModified") or "")
+        st = os.stat(uri)
+        return st.st_size, str(st.st_mtime_ns)
+    except (FileNotFoundError, OSError):
+        return None, None
 
 
 def write_manifest(output: str, manifest: Mapping[str, Any]) -> str:
@@ -117,13 +146,7 @@ def is_complete(output: str, cfg_hash: str) -> bool:
         p = f"{root.rstrip('/')}/{shard['path']}"
         if not fs.exists(p) or fs.size(p) != shard["bytes"]:
             return False
-    for inp in manifest.get("inputs", []):
-        if inp.get("bytes") is None:
-            continue
-        fs_in, p_in = fsspec.core.url_to_fs(inp["uri"])
-        if not fs_in.exists(p_in) or fs_in.size(p_in) != inp["bytes"]:
-            return False
-    return True
+    return all(_unchanged(inp) for inp in manifest.get("inputs", []))
 
 
 def build_manifest(*, pipeline: str, config: Mapping[str, Any], cfg_hash: str, inputs: list[dict],

@@ -17,6 +17,10 @@ DEFAULT_OUTPUT_ROOT = "swemine-output"
 COMMANDS: dict[str, tuple[str, str]] = {
     "formats": ("pipelines.formats_cmd", "list the trajectory readers and what they detect"),
     "inspect": ("pipelines.inspect_cmd", "schema, counts, a sample row and rejects by reason of a run"),
+    "eval-loc": ("pipelines.evalloc_cmd", "score localization predictions against gold (LocAgent metrics)"),
+    "fetch-issues": ("pipelines.fetch_issues_cmd", "dump a GitHub repo's issues as JSONL for `run tasks --issues`"),
+    "publish": ("pipelines.publish_cmd", "upload a finished run to the Hugging Face Hub with a dataset card"),
+    "report": ("pipelines.report_cmd", "write a static HTML quality report with plots of a finished run"),
     "launch": ("pipelines.launch_cmd", "print or start a mid-training job: local, torchrun or Slurm"),
 }
 
@@ -42,8 +46,9 @@ def add_common_run_arguments(p: argparse.ArgumentParser, defaults_only: bool = F
     p.add_argument("--tasks", action="append", default=[], help="task file or Hub dataset name (repeatable)")
 
 
-def summarize(manifest: dict, out=sys.stdout) -> None:
+def summarize(manifest: dict, out=None) -> None:
     """Print the per-stage table and the outputs of a run."""
+    out = out or sys.stdout
     if manifest.get("noop"):
         print(f"up to date: {manifest['run_id']} (use --force to recompute)", file=out)
     print(f"run {manifest['run_id']}  ({manifest['wall_seconds']}s)", file=out)
@@ -70,6 +75,9 @@ def _run(args, beam_args: list[str]) -> int:
     spec = mod.spec_from_args(args)
     output = args.output or os.path.join(DEFAULT_OUTPUT_ROOT, args.pipeline)
     manifest = runner.execute(spec, output, beam_args, force=args.force)
+    if manifest.get("dry_run"):
+        print(f"dry run {manifest['run_id']}: job built, state {manifest['state']}; nothing was submitted")
+        return 0
     summarize(manifest)
     print(f"output: {output}")
     return 0 if not manifest.get("balance_problems") else 1

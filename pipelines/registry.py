@@ -3,4 +3,6 @@
 
 PIPELINES: dict[str, str] = {
     "trajectories": "pipelines.trajectories",
+    "localization": "pipelines.localization",
+    "tasks": "pipelines.tasks_mining",
 }

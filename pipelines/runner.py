@@ -24,6 +24,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
 from manifests import manifest as mf
 from manifests.shards import TMP_DIR, bucket_of, finalize_shards, write_bucket
+from pipelines import dataflow
 
 log = logging.getLogger("swemine")
 
@@ -83,10 +84,8 @@ class WriteShards(beam.PTransform):
                 | "Write" >> beam.MapTuple(lambda b, rows: write_bucket(output, prefix, b, schema, rows)))
 
 
-def _default_buckets(input_uris: list[str]) -> int:
-    total = 0
-    for item in mf.input_listing(input_uris):
-        total += item["bytes"] or 0
+def _default_buckets(inputs: list[dict]) -> int:
+    total = sum(item["bytes"] or 0 for item in inputs)
     return max(1, math.ceil(total / DEFAULT_SHARD_BYTES))
 
 
@@ -99,10 +98,41 @@ def _counters(result) -> list[tuple[str, int]]:
     return out
 
 
+def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
+              inputs: list[dict] | None = None) -> tuple[beam.Pipeline, dict]:
+    """Build (not run) the Beam pipeline of ``spec`` writing into ``output``; returns it with the shard schemas."""
+    cfg = {"pipeline": spec.name, **spec.config}
+    cfg_hash = mf.config_hash(cfg)
+    if inputs is None:
+        inputs = mf.input_listing(spec.input_uris)
+    n_buckets = spec.num_buckets or _default_buckets(inputs)
+    schemas = {**spec.outputs, REJECTS_PREFIX: REJECT_SCHEMA, FILTERED_PREFIX: FILTERED_SCHEMA}
+    ctx = RunContext(config=cfg, config_hash=cfg_hash, output=output)
+    p = beam.Pipeline(options=beam_options(dataflow.with_staging(list(beam_args or []))))
+    built = spec.build(p, ctx)
+    for prefix, pcoll in built.outputs.items():
+        pcoll | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], n_buckets)
+    for prefix, parts in ((REJECTS_PREFIX, built.rejects), (FILTERED_PREFIX, built.filtered)):
+        if parts:
+            merged = tuple(parts) | f"Flatten[{prefix}]" >> beam.Flatten()
+            merged | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], 1)
+    return p, schemas
+
+
+def dry_run(spec: PipelineSpec, output: str, beam_args: list[str]):
+    """Build the job for a runner's dry run (``--dry_run=True``, e.g. on Dataflow) and return Beam's result."""
+    p, _ = construct(spec, output, beam_args)
+    return p.run()
+
+
 def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None, force: bool = False) -> dict:
     """Run ``spec`` into ``output``; return the manifest. A finished run with the same config is a no-op."""
     cfg = {"pipeline": spec.name, **spec.config}
     cfg_hash = mf.config_hash(cfg)
+    if dataflow.is_dry_run(list(beam_args or [])):
+        result = dry_run(spec, output, list(beam_args or []))
+        return {"dry_run": True, "run_id": f"{spec.name}-{cfg_hash}", "state": str(result.state),
+                "job": getattr(result, "job", None)}
     if not force and mf.is_complete(output, cfg_hash):
         log.info("%s: up to date (config %s); use --force to recompute", output, cfg_hash)
         manifest = mf.read_manifest(output)
@@ -114,17 +144,7 @@ def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
         fs.rm(f"{root}/{TMP_DIR}", recursive=True)
     fs.makedirs(root, exist_ok=True)
     inputs = mf.input_listing(spec.input_uris)
-    n_buckets = spec.num_buckets or _default_buckets(spec.input_uris)
-    schemas = {**spec.outputs, REJECTS_PREFIX: REJECT_SCHEMA, FILTERED_PREFIX: FILTERED_SCHEMA}
-    ctx = RunContext(config=cfg, config_hash=cfg_hash, output=output)
-    p = beam.Pipeline(options=beam_options(beam_args))
-    built = spec.build(p, ctx)
-    for prefix, pcoll in built.outputs.items():
-        pcoll | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], n_buckets)
-    for prefix, parts in ((REJECTS_PREFIX, built.rejects), (FILTERED_PREFIX, built.filtered)):
-        if parts:
-            merged = tuple(parts) | f"Flatten[{prefix}]" >> beam.Flatten()
-            merged | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], 1)
+    p, schemas = construct(spec, output, beam_args, inputs)
     result = p.run()
     result.wait_until_finish()
     stages = mf.stage_counters(_counters(result))

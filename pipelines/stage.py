@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from corpora.records import Filtered, Reject, make_reject
+from corpora.records import Filtered, Reject, make_reject, short_repr
 from manifests.manifest import COUNTER_NAMESPACE
 
 REJECTS = "rejects"
@@ -91,7 +91,7 @@ class StageDoFn(beam.DoFn):
                 self.stage, reason, f"{exc}\n{traceback.format_exc(limit=3)}",
                 uri=str(rec.get("source_uri", "")), locator=str(rec.get("source_locator", "")),
                 sha256=str(rec.get("source_sha256", "")), subject_id=str(rec.get("record_id", "")),
-                excerpt=repr(element)[:200])))
+                excerpt=short_repr(element))))
 
 
 def apply_stage(pcoll, stage: str, factory: Callable[[], StageFn], *, fanout: bool = False,

@@ -20,11 +20,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 class _SplitKinds(beam.DoFn):
+    """Reader output → ``(instance_id, trajectory)`` on the main output, ``(instance_id, label)`` on ``labels``."""
+
     def process(self, rec):
         if rec.get("kind") == "label":
             yield beam.pvalue.TaggedOutput("labels", (rec["instance_id"], rec))
         else:
-            yield rec
+            yield rec["instance_id"], rec
 
 
 class _JoinLabels(beam.DoFn):
@@ -59,8 +61,7 @@ def read_and_join(p: beam.Pipeline, ctx: RunContext, tasks_pcoll=None):
         p | "Units" >> beam.Create(units, reshuffle=True), "read",
         lambda: (lambda unit: read_unit(unit, max_bytes)), fanout=True, progress_every=100)
     split = recs | "SplitKinds" >> beam.ParDo(_SplitKinds()).with_outputs("labels", main="trajs")
-    keyed = {"trajs": split.trajs | "KeyTrajs" >> beam.Map(lambda t: (t["instance_id"], t)),
-             "labels": split.labels}
+    keyed = {"trajs": split.trajs, "labels": split.labels}
     if tasks_pcoll is not None:
         keyed["tasks"] = tasks_pcoll | "KeyTasks" >> beam.Map(lambda t: (t["instance_id"], t))
     joined = keyed | "CoGroup" >> beam.CoGroupByKey() | "Join" >> beam.ParDo(_JoinLabels(ctx.config_hash))

@@ -7,15 +7,43 @@ from __future__ import annotations
 
 from typing import Callable, Iterator
 
+from corpora.formats import autocoderover
 from corpora.formats.base import LABEL_PRIORITY, Format
+from corpora.formats.chat_rows import OpenAIChatRow, SweAgentRow
+from corpora.formats.mini_swe_agent import MiniSweAgentTraj
+from corpora.formats.moatless import MoatlessV1, MoatlessV2, MoatlessV3
+from corpora.formats.openhands import OpenHandsLlmCompletion, OpenHandsOutput
+from corpora.formats.run_labels import (ExitStatuses, FinalReport, HarnessReport, Preds, ResultJson,
+                                        ResultsSummary, SbCliReport)
 from corpora.formats.swe_agent import SweAgentTraj
+from corpora.formats.who_and_when import WhoAndWhen
+from corpora.inputs import register_directory_format
 
 FORMATS: list[Format] = [
+    autocoderover.AcrEvalReport(),   # before the generic report/result formats: its labels cover the run folder
+    MiniSweAgentTraj(),
+    OpenHandsOutput(),
+    OpenHandsLlmCompletion(),
+    SweAgentRow(),
+    OpenAIChatRow(),
+    Preds(),
+    ResultJson(),
+    HarnessReport(),
+    SbCliReport(),
+    FinalReport(),
+    ResultsSummary(),
+    ExitStatuses(),
     SweAgentTraj(),
+    MoatlessV2(),
+    MoatlessV1(),
+    MoatlessV3(),
+    WhoAndWhen(),
 ]
 
 #: Directory formats (see ``corpora.inputs.register_directory_format``): name -> reader(dir_uri) yielding records.
 DIRECTORY_READERS: dict[str, Callable[[str], Iterator[dict]]] = {}
+register_directory_format(autocoderover.NAME, autocoderover.is_acr_dir)
+DIRECTORY_READERS[autocoderover.NAME] = autocoderover.read_acr_dir
 
 __all__ = ["FORMATS", "DIRECTORY_READERS", "LABEL_PRIORITY", "Format", "detect"]
 

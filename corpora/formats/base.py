@@ -16,7 +16,7 @@ from corpora.records import TRAJECTORY_SCHEMA, conform, content_id, dumps_extra,
 
 #: Label sources by trust, highest first: per-instance harness reports beat run summaries beat what the agent said.
 LABEL_PRIORITY = {"report.json": 50, "sb-cli-report": 45, "eval-log": 42, "result.json": 40, "results-summary": 35,
-                  "final_report.json": 35, "preds": 20, "trajectory": 10}
+                  "final_report.json": 35, "preds": 20, "trajectory": 10, "exit_statuses": 5}
 OBS_TRUNCATION_MARKERS = ("<response clipped>", "[... Observation truncated due to length ...]",
                           "Observations should not exceeded", "output truncated", "<NOTE>To save on context only part")
 
@@ -68,7 +68,14 @@ def to_int(value: Any) -> int | None:
 def make_step(idx: int, *, role: str = "assistant", thought: str = "", tool_name: str = "", tool_args: Any = None,
               action_text: str = "", observation: str = "", exit_code: Any = None,
               source_index: int | None = None, truncated: bool | None = None) -> dict:
-    """One normalized step (assistant action + the observation that answered it)."""
+    """One normalized step (assistant action + the observation that answered it).
+
+    Raises ``TypeError`` when a text field holds a number or a boolean: that is a malformed source, and the
+    normalizer turns it into a ``malformed:<format>`` reject instead of inventing text.
+    """
+    for field, value in (("thought", thought), ("action_text", action_text), ("observation", observation)):
+        if isinstance(value, (bool, int, float)):
+            raise TypeError(f"step {idx}: {field} is a {type(value).__name__}, expected text")
     observation = text(observation)
     if truncated is None:
         truncated = any(m in observation for m in OBS_TRUNCATION_MARKERS)
@@ -110,11 +117,13 @@ def make_trajectory(src: DocSource, fmt: Format, *, instance_id: str, steps: lis
 
 
 def make_label(src: DocSource, label_source: str, *, instance_id: str, resolved: bool | None = None,
-               final_patch: str | None = None, model_name: str = "", run_root: str | None = None) -> dict:
+               final_patch: str | None = None, model_name: str = "", exit_status: str = "",
+               run_root: str | None = None) -> dict:
     """A run-level label for one instance. ``run_root`` is the directory whose trajectories it applies to."""
     root = run_root if run_root is not None else posixpath.dirname(src.uri)
     return {"kind": "label", "instance_id": instance_id, "run_root": root, "resolved": resolved,
-            "final_patch": final_patch, "model_name": model_name, "label_source": label_source,
+            "final_patch": final_patch, "model_name": model_name, "exit_status": exit_status,
+            "label_source": label_source,
             "source": f"{label_source}:{src.uri}" + (f"#{src.locator}" if src.locator else ""),
             "priority": LABEL_PRIORITY.get(label_source, 0)}
 

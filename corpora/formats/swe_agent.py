@@ -1,6 +1,7 @@
 """SWE-agent ``.traj`` files: the pre-1.0 schema and 1.x (``trajectory`` + ``history`` + ``info``)."""
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from typing import Any, Iterator
@@ -10,6 +11,7 @@ from corpora.inputs import DocSource
 
 _ISSUE_RE = re.compile(r"ISSUE:\s*\n(.*?)\n\s*INSTRUCTIONS:", re.S)
 _PR_RE = re.compile(r"<pr_description>\s*(.*?)\s*</pr_description>", re.S)
+_ISSUE_TAG_RE = re.compile(r"<issue_description>\s*(.*?)\s*</issue_description>", re.S)
 
 
 def problem_statement_from(history: list[dict]) -> str:
@@ -18,7 +20,7 @@ def problem_statement_from(history: list[dict]) -> str:
         if msg.get("role") != "user":
             continue
         body = text(msg.get("content"))
-        for rx in (_ISSUE_RE, _PR_RE):
+        for rx in (_ISSUE_RE, _PR_RE, _ISSUE_TAG_RE):
             m = rx.search(body)
             if m:
                 return m.group(1).strip()
@@ -52,24 +54,84 @@ class SweAgentTraj(Format):
 
     def parse(self, doc: dict, src: DocSource) -> Iterator[dict]:
         info = doc.get("info") or {}
+        replay = replay_config(doc)
+        calls = tool_calls_per_step(doc.get("history") or [], len(doc["trajectory"]))
         steps = []
         for i, entry in enumerate(doc["trajectory"]):
             tool, args = split_command(text(entry.get("action")))
+            tool_args = {"args": args} if args else None
+            if calls[i]:
+                tool, tool_args = calls[i]
             steps.append(make_step(i, thought=entry.get("thought") or entry.get("response") or "", tool_name=tool,
-                                   tool_args={"args": args} if args else None, action_text=entry.get("action"),
+                                   tool_args=tool_args, action_text=entry.get("action"),
                                    observation=entry.get("observation")))
         stem = posixpath.basename(src.uri)
         for suffix in (".gz", ".zst", ".traj", ".json"):
             if stem.endswith(suffix):
                 stem = stem[: -len(suffix)]
+        statement = replay.get("problem_statement") if isinstance(replay.get("problem_statement"), dict) else {}
         instance_id = str(info.get("instance_id") or doc.get("instance_id") or stem)
         model_stats = info.get("model_stats") or {}
         yield make_trajectory(
             src, self, instance_id=instance_id, steps=steps,
-            problem_statement=problem_statement_from(doc.get("history") or []),
-            final_patch=(info.get("submission") or "").lstrip("\r\n"),
-            exit_status=str(info.get("exit_status") or ""),
-            model_name=str((doc.get("replay_config") or {}).get("model", "") if isinstance(doc.get("replay_config"), dict) else ""),
+            problem_statement=problem_statement_from(doc.get("history") or []) or text(statement.get("text")),
+            final_patch=text(info.get("submission")).lstrip("\r\n"),
+            exit_status=str(info.get("exit_status") or ""), model_name=model_name_from(replay),
+            base_commit=str(_dig(replay, "env", "repo", "base_commit") or ""),
             extra={"api_calls": model_stats.get("api_calls") if isinstance(model_stats, dict) else None,
                    "instance_cost": model_stats.get("instance_cost") if isinstance(model_stats, dict) else None},
         )
+
+
+def _dig(obj: Any, *keys: str) -> Any:
+    for key in keys:
+        if not isinstance(obj, dict):
+            return None
+        obj = obj.get(key)
+    return obj
+
+
+def replay_config(doc: dict) -> dict:
+    """The 1.x ``replay_config`` (a dict, or the same as a JSON string); ``{}`` when absent or unreadable."""
+    value = doc.get("replay_config")
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError:
+            return {}
+    return value if isinstance(value, dict) else {}
+
+
+def model_name_from(replay: dict) -> str:
+    """``replay_config.agent.model.name`` (1.x), else a flat ``model`` string."""
+    model = _dig(replay, "agent", "model")
+    if isinstance(model, dict):
+        return str(model.get("name") or "")
+    return str(model or replay.get("model") or "")
+
+
+def tool_calls_per_step(history: list[dict], n_steps: int) -> list[tuple[str, Any] | None]:
+    """``(function name, parsed arguments)`` of each step's first native tool call (1.x function calling).
+
+    Uses the non-demonstration assistant turns of ``history``; when their number differs from the number of
+    trajectory steps the alignment is unknown and every entry is ``None``.
+    """
+    turns = [h for h in history if isinstance(h, dict) and h.get("role") == "assistant" and not h.get("is_demo")]
+    if len(turns) != n_steps:
+        return [None] * n_steps
+    out: list[tuple[str, Any] | None] = []
+    for turn in turns:
+        tool_calls = turn.get("tool_calls")
+        call = tool_calls[0] if isinstance(tool_calls, list) and tool_calls else None
+        function = call.get("function") if isinstance(call, dict) else None
+        if not isinstance(function, dict) or not function.get("name"):
+            out.append(None)
+            continue
+        args = function.get("arguments")
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except json.JSONDecodeError:
+                args = {"raw": args}
+        out.append((str(function["name"]), args))
+    return out

