@@ -29,11 +29,19 @@ class PackStats:
     truncated_docs: int = 0
     truncated_tokens: int = 0
     real_tokens: int = 0
+    sum_sq_tokens: int = 0
     seq_len: int = 0
 
     @property
     def fill(self) -> float:
+        """Share of the packed positions that hold document tokens (the rest is padding)."""
         return self.real_tokens / (self.rows * self.seq_len) if self.rows else 0.0
+
+    @property
+    def attention_context(self) -> float:
+        """Token-weighted mean document length Σn²/Σn: the context length each token's attention really
+        spans (with document masking), for the FLOPs-per-token attention term."""
+        return self.sum_sq_tokens / self.real_tokens if self.real_tokens else 0.0
 
 
 def next_fit(lengths: list[int], seq_len: int) -> list[list[int]]:
@@ -72,14 +80,15 @@ def build_row(docs: list[tuple[list[int], list[int]]], seq_len: int, pad_id: int
 def pack_batch(batch: dict, seq_len: int, pad_id: int) -> dict:
     """``Dataset.map(batched=True)`` body: documents (``input_ids``/``labels``) → packed rows."""
     lengths = [len(x) for x in batch["input_ids"]]
-    out = {"input_ids": [], "labels": [], "position_ids": [], "n_docs": [], "n_real": [], "n_truncated": [],
-           "n_truncated_docs": []}
+    out = {"input_ids": [], "labels": [], "position_ids": [], "n_docs": [], "n_real": [], "n_sq": [],
+           "n_truncated": [], "n_truncated_docs": []}
     for members in next_fit(lengths, seq_len):
         row = build_row([(batch["input_ids"][i], batch["labels"][i]) for i in members], seq_len, pad_id)
         for key in ("input_ids", "labels", "position_ids"):
             out[key].append(row[key])
         out["n_docs"].append(len(members))
         out["n_real"].append(sum(min(lengths[i], seq_len) for i in members))
+        out["n_sq"].append(sum(min(lengths[i], seq_len) ** 2 for i in members))
         out["n_truncated"].append(sum(max(0, lengths[i] - seq_len) for i in members))
         out["n_truncated_docs"].append(sum(lengths[i] > seq_len for i in members))
     return out
@@ -93,10 +102,10 @@ def pack_dataset(docs, seq_len: int, pad_id: int, batch_size: int = 2048, num_pr
     """
     packed = docs.map(pack_batch, fn_kwargs={"seq_len": seq_len, "pad_id": pad_id}, batched=True,
                       batch_size=batch_size, remove_columns=docs.column_names, num_proc=num_proc, desc="pack")
-    counters = ["n_docs", "n_real", "n_truncated", "n_truncated_docs"]
+    counters = ["n_docs", "n_real", "n_sq", "n_truncated", "n_truncated_docs"]
     stats = PackStats(docs=sum(packed["n_docs"]), rows=len(packed), seq_len=seq_len,
                       truncated_docs=sum(packed["n_truncated_docs"]), truncated_tokens=sum(packed["n_truncated"]),
-                      real_tokens=sum(packed["n_real"]))
+                      real_tokens=sum(packed["n_real"]), sum_sq_tokens=sum(packed["n_sq"]))
     return packed.remove_columns(counters), stats
 
 

@@ -123,18 +123,20 @@ def config_from_args(args) -> TrainConfig:
 
 # ---------------------------------------------------------------- FLOPs, MFU, throughput
 
-def flops_per_token(config, seq_len: int, n_params: int) -> float:
+def flops_per_token(config, context: float, n_params: int) -> float:
     """Training FLOPs per token: ``6·N`` (matmul parameters incl. the LM head) + ``12·L·H·T`` for attention.
 
-    ``N`` = ``n_params`` without the input embedding (a lookup) but with the LM head, also when tied. The
-    attention term counts QKᵀ and AV forward+backward over ``seq_len`` without a causal discount (PaLM).
+    ``N`` = ``n_params`` without the input embedding (a lookup) but with the LM head, also when tied. ``T`` =
+    ``context``: the row length for unpacked rows; for packed rows with document masking the token-weighted
+    mean document length (:attr:`PackStats.attention_context`), so short documents do not inflate MFU. QKᵀ and
+    AV are counted forward+backward without a causal discount (the PaLM convention).
     """
     hidden, layers, vocab = config.hidden_size, config.num_hidden_layers, config.vocab_size
     heads = config.num_attention_heads
     head_dim = getattr(config, "head_dim", None) or hidden // heads
     tied = getattr(config, "tie_word_embeddings", False)
     matmul_params = n_params if tied else n_params - vocab * hidden
-    return 6.0 * matmul_params + 12.0 * layers * heads * head_dim * seq_len
+    return 6.0 * matmul_params + 12.0 * layers * heads * head_dim * context
 
 
 def peak_tflops(device_name: str | None) -> float | None:
@@ -253,7 +255,8 @@ def prepare_data(cfg: TrainConfig, tokenizer) -> tuple:
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     rows, pack_stats = packing.pack_dataset(docs, cfg.seq_len, pad_id, num_proc=cfg.num_proc)
     report = {"parts": {p: dataclasses.asdict(s) for p, s in stats.items()}, "mixture": counts,
-              "packing": {**dataclasses.asdict(pack_stats), "fill": round(pack_stats.fill, 4)}}
+              "packing": {**dataclasses.asdict(pack_stats), "fill": round(pack_stats.fill, 4),
+                          "attention_context": round(pack_stats.attention_context, 1)}}
     tmp = path + ".tmp"
     for leftover in (tmp, path):          # a run killed while saving leaves these without prepare.json
         shutil.rmtree(leftover, ignore_errors=True)
@@ -389,10 +392,12 @@ def run(cfg: TrainConfig, callbacks=()) -> dict:
         log.warning("--seq-len %d exceeds the model's max_position_embeddings %d", cfg.seq_len,
                     model.config.max_position_embeddings)
     n_params = sum(p.numel() for p in model.parameters())
-    fpt = flops_per_token(model.config, cfg.seq_len, n_params)
+    packed = report["packing"]
+    fpt = flops_per_token(model.config, packed["attention_context"], n_params)   # documents are masked apart
     device_name = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
     peak = cfg.peak_tflops or peak_tflops(device_name)
-    throughput = Throughput(cfg.seq_len * cfg.global_batch, fpt, peak * world if peak else None)
+    tokens_per_step = round(cfg.seq_len * cfg.global_batch * packed["fill"])     # document tokens, no padding
+    throughput = Throughput(tokens_per_step, fpt, peak * world if peak else None)
     trainer = _make_trainer(throughput, callbacks, model=model, args=args, train_dataset=rows,
                             data_collator=PackedCollator(mode, additive_mask=(attn == "eager"),
                                                          cu_seqlens=attn in VARLEN_KERNELS and mode == "varlen"))
@@ -408,7 +413,7 @@ def run(cfg: TrainConfig, callbacks=()) -> dict:
     summary = {"global_step": trainer.state.global_step, "resumed_from": resume, "steps_run": steps_run,
                "train_loss": result.training_loss, "first_loss": losses[0] if losses else None,
                "last_loss": losses[-1] if losses else None, "wall_s": round(wall, 2),
-               "tokens_per_s": round(steps_run * cfg.seq_len * cfg.global_batch / wall, 1) if wall else None,
+               "tokens_per_s": round(steps_run * tokens_per_step / wall, 1) if wall else None,
                "flops_per_token": fpt, "n_params": n_params, "peak_tflops": peak, "device": device_name or "cpu",
                "world_size": world, "attn_implementation": attn, "packing": mode, "bf16": bf16, "data": report}
     if peak and summary["tokens_per_s"]:

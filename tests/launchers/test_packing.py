@@ -28,6 +28,8 @@ def test_pack_dataset_counts(tokenizer, fim_run):
     assert stats.truncated_docs == sum(n > 256 for n in lengths) > 0
     assert stats.truncated_tokens == sum(max(0, n - 256) for n in lengths)
     assert stats.real_tokens == sum(min(n, 256) for n in lengths)
+    assert stats.sum_sq_tokens == sum(min(n, 256) ** 2 for n in lengths)
+    assert 200 < stats.attention_context <= 256          # most stdlib functions + context exceed 256 tokens
     assert stats.rows == len(rows) == len(packing.next_fit(lengths, 256))
     assert all(len(r) == 256 for r in rows["input_ids"])
     assert sum(p.count(0) for p in rows["position_ids"]) >= stats.docs     # one reset per document (+ padding)
