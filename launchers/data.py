@@ -34,16 +34,15 @@ class FimTokens:
     prefix: str
     suffix: str
     middle: str
-    pad: str | None
 
     def required(self) -> tuple[str, ...]:
         return (self.prefix, self.suffix, self.middle)
 
 
 FIM_TOKENS: dict[str, FimTokens] = {
-    "qwen2.5-coder": FimTokens("qwen2.5-coder", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>", "<|fim_pad|>"),
-    "starcoder": FimTokens("starcoder", "<fim_prefix>", "<fim_suffix>", "<fim_middle>", "<fim_pad>"),
-    "deepseek-coder": FimTokens("deepseek-coder", "<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>", None),
+    "qwen2.5-coder": FimTokens("qwen2.5-coder", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"),
+    "starcoder": FimTokens("starcoder", "<fim_prefix>", "<fim_suffix>", "<fim_middle>"),
+    "deepseek-coder": FimTokens("deepseek-coder", "<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>"),
 }
 FAMILY_ALIASES = {"qwen": "qwen2.5-coder", "qwen2": "qwen2.5-coder", "qwen2.5": "qwen2.5-coder",
                   "qwen3": "qwen2.5-coder", "starcoder2": "starcoder", "deepseek": "deepseek-coder"}
@@ -57,9 +56,12 @@ class MissingFimTokens(ValueError):
     """The tokenizer lacks the FIM special tokens that raw-FIM training needs."""
 
 
-def _vocab_has(tokenizer, token: str) -> bool:
-    ids = tokenizer.convert_tokens_to_ids(token)
-    return ids is not None and ids != tokenizer.unk_token_id and tokenizer.convert_ids_to_tokens(ids) == token
+def _is_single_token(tokenizer, token: str) -> bool:
+    """``token`` is in the vocabulary AND text containing it encodes it as that one id (not as pieces)."""
+    tok_id = tokenizer.convert_tokens_to_ids(token)
+    if tok_id is None or tok_id == tokenizer.unk_token_id or tokenizer.convert_ids_to_tokens(tok_id) != token:
+        return False
+    return tokenizer(f"a{token}b", add_special_tokens=False)["input_ids"].count(tok_id) == 1
 
 
 def fim_tokens_for(tokenizer, family: str | None = None) -> FimTokens:
@@ -76,11 +78,11 @@ def fim_tokens_for(tokenizer, family: str | None = None) -> FimTokens:
     else:
         candidates = list(FIM_TOKENS.values())
     for tokens in candidates:
-        if all(_vocab_has(tokenizer, t) for t in tokens.required()):
+        if all(_is_single_token(tokenizer, t) for t in tokens.required()):
             return tokens
     name = getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__
     wanted = "; ".join(f"{t.family}: {' '.join(t.required())}" for t in candidates)
-    missing = [t for t in candidates[0].required() if not _vocab_has(tokenizer, t)]
+    missing = [t for t in candidates[0].required() if not _is_single_token(tokenizer, t)]
     raise MissingFimTokens(
         f"tokenizer {name!r} has no FIM special tokens (looked for {wanted}; missing e.g. {missing}). "
         "Raw FIM (--format psm/spm) needs a model trained with FIM tokens; use --format chat for this model.")

@@ -92,3 +92,20 @@ def test_wrong_format_for_the_shards_says_which(tmp_path, splits, tokenizer):
     write_chat(tmp_path / "chat" / "fim" / "train-00000-of-00001.parquet", chat_rows(splits[:5]))
     with pytest.raises(ValueError, match=r"fim: 5 rows, not encoded: \{'fim_fields_missing': 5\} - .*--format chat"):
         data.build_documents({"fim": str(tmp_path / "chat")}, tokenizer, "psm")
+
+
+def test_fim_token_in_vocab_but_not_special_is_refused(sources):
+    """A vocabulary entry that text does not encode as one id is no FIM token."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {c: i for i, c in enumerate("abcdefghijklmnopqrstuvwxyz<>|_")}
+    for t in ("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>", "<|endoftext|>"):
+        vocab[t] = len(vocab)                        # plain entries: a char-level model never produces them
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="a"))
+    tok.pre_tokenizer = pre_tokenizers.Split("", "isolated")
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok)
+    assert fast.convert_tokens_to_ids("<|fim_prefix|>") == 30                  # in the vocabulary...
+    assert 30 not in fast("a<|fim_prefix|>b", add_special_tokens=False)["input_ids"]   # ...but text splits it
+    with pytest.raises(data.MissingFimTokens):
+        data.fim_tokens_for(fast)
