@@ -279,7 +279,8 @@ def _resolve_attention(requested: str) -> str:
     cuda = torch.cuda.is_available()
     if requested == "torch_varlen" or (requested == "auto" and cuda
                                        and importlib.util.find_spec("flash_attn") is None):
-        why = attention.self_check(torch.device("cuda")) if cuda else "needs a CUDA GPU"
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0")))   # this process's GPU
+        why = attention.self_check(device) if cuda else "needs a CUDA GPU"
         if not why:
             return attention.register()
         if requested == "torch_varlen":
@@ -381,6 +382,8 @@ def run(cfg: TrainConfig, callbacks=()) -> dict:
     tokenizer = AutoTokenizer.from_pretrained(cfg.model)
     attn = _resolve_attention(cfg.attn_implementation)
     mode = default_mode(attn) if cfg.packing == "auto" else cfg.packing
+    if mode == "block" and attn in VARLEN_KERNELS:
+        raise ValueError(f"--packing block needs sdpa or eager attention; {attn} takes --packing varlen")
     model = _load_model(cfg, attn)
     bf16 = _use_bf16(cfg.precision)
     sharding_path = write_sharding_config(cfg.sharding, cfg.output, list(model._no_split_modules or []),
