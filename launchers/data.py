@@ -88,35 +88,49 @@ def fim_tokens_for(tokenizer, family: str | None = None) -> FimTokens:
         "Raw FIM (--format psm/spm) needs a model trained with FIM tokens; use --format chat for this model.")
 
 
-def render_fim(prefix: str, middle: str, suffix: str, fmt: str, tokens: FimTokens, eos: str) -> str:
-    """One raw FIM document: PSM ``P pre S suf M mid EOS``; SPM ``P S suf M pre mid EOS`` (methods.md §4.11)."""
-    if fmt == "psm":
-        return f"{tokens.prefix}{prefix}{tokens.suffix}{suffix}{tokens.middle}{middle}{eos}"
-    if fmt == "spm":
-        return f"{tokens.prefix}{tokens.suffix}{suffix}{tokens.middle}{prefix}{middle}{eos}"
-    raise ValueError(f"unknown FIM format {fmt!r}")
+def _fim_layout(fmt: str, tokens: FimTokens, pre: list, mid: list, suf: list, ids: dict) -> list:
+    """PSM ``P pre S suf M mid``; SPM ``P S suf M pre mid`` (methods.md §4.11), over token ids; ``mid`` ends
+    with EOS and ``ids`` maps the sentinel strings to their ids."""
+    p, s, m = ids[tokens.prefix], ids[tokens.suffix], ids[tokens.middle]
+    return [p, *pre, s, *suf, m, *mid] if fmt == "psm" else [p, s, *suf, m, *pre, *mid]
 
 
-def encode_fim(row: dict, tokenizer, fmt: str, tokens: FimTokens) -> dict:
-    """Token ids of one raw-FIM row; the loss covers the whole document (pre-training style)."""
+def encode_fim(row: dict, tokenizer, fmt: str, tokens: FimTokens, max_len: int | None = None) -> dict:
+    """Token ids of one raw-FIM row; the loss covers the whole document (pre-training style).
+
+    The sentinels are special tokens, so prefix, middle and suffix tokenize independently, exactly as the
+    rendered string would. A document longer than ``max_len`` keeps its middle whole and loses the far end
+    of its prefix and suffix (``trimmed``); one whose middle alone does not fit is rejected.
+    """
     if not all(isinstance(row.get(k), str) for k in ("prefix", "middle", "suffix")):
         raise EncodeError("fim_fields_missing")
     if not row["middle"].strip():
         raise EncodeError("fim_empty_middle")
-    text = render_fim(row["prefix"], row["middle"], row["suffix"], fmt, tokens, tokenizer.eos_token or "")
-    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-    return {"input_ids": ids, "labels": list(ids)}
+    pre, mid, suf = (tokenizer(row[k], add_special_tokens=False)["input_ids"] for k in ("prefix", "middle", "suffix"))
+    eos = [tokenizer.eos_token_id] if tokenizer.eos_token_id is not None else []
+    mid = mid + eos
+    trimmed = False
+    if max_len is not None and len(pre) + len(mid) + len(suf) + 3 > max_len:
+        budget = max_len - 3 - len(mid)
+        if budget < 0:
+            raise EncodeError("fim_middle_too_long")
+        keep_pre = min(len(pre), max(budget // 2, budget - len(suf)))
+        pre, suf, trimmed = pre[len(pre) - keep_pre:], suf[:budget - keep_pre], True
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in tokens.required()}
+    doc = _fim_layout(fmt, tokens, pre, mid, suf, ids)
+    return {"input_ids": doc, "labels": list(doc), "trimmed": trimmed}
 
 
 def _render(tokenizer, messages, add_generation_prompt=False) -> str:
     return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt)
 
 
-def encode_chat(row: dict, tokenizer) -> dict:
+def encode_chat(row: dict, tokenizer, max_len: int | None = None) -> dict:
     """Token ids of one chat row with labels only on assistant turns.
 
     Assistant spans are found by rendering the conversation prefix before each assistant message (with the
     generation prompt) and after it; the template must be prefix-stable, which is checked, not assumed.
+    A conversation longer than ``max_len`` is rejected (cutting it would cut the answer).
     """
     messages = row.get("messages")
     if not messages or not all(isinstance(m, dict) and m.get("role") and isinstance(m.get("content"), str)
@@ -142,44 +156,50 @@ def encode_chat(row: dict, tokenizer) -> dict:
             labels[j] = tok_id
     if all(label == IGNORE_INDEX for label in labels):
         raise EncodeError("chat_no_assistant_tokens")
-    return {"input_ids": enc["input_ids"], "labels": labels}
+    if max_len is not None and len(labels) > max_len:
+        raise EncodeError("chat_too_long")
+    return {"input_ids": enc["input_ids"], "labels": labels, "trimmed": False}
 
 
 @dataclasses.dataclass
 class EncodeStats:
-    """Rows in, documents out, and rows not encoded by reason, for one mixture part."""
+    """Rows in, documents out (``trimmed`` of them cut to fit), rows not encoded by reason, for one part."""
     rows: int = 0
     docs: int = 0
     tokens: int = 0
+    trimmed: int = 0
     rejected: dict = dataclasses.field(default_factory=dict)
 
 
-def make_encoder(tokenizer, fmt: str, kind: str, fim_family: str | None = None):
-    """The row encoder of one mixture part: ``kind`` ``fim`` uses ``fmt``; other parts are always chat."""
+def make_encoder(tokenizer, fmt: str, kind: str, fim_family: str | None = None, max_len: int | None = None):
+    """The row encoder of one mixture part: ``kind`` ``fim`` uses ``fmt``; other parts are always chat.
+    Documents are made to fit ``max_len`` tokens (the packed row length) or rejected."""
     if fmt not in FORMATS:
         raise ValueError(f"--format must be one of {FORMATS}, not {fmt!r}")
     if kind == "fim" and fmt in ("psm", "spm"):
         tokens = fim_tokens_for(tokenizer, fim_family)
-        return lambda row: encode_fim(row, tokenizer, fmt, tokens)
+        return lambda row: encode_fim(row, tokenizer, fmt, tokens, max_len)
     if not getattr(tokenizer, "chat_template", None):
         raise ValueError(f"tokenizer {getattr(tokenizer, 'name_or_path', '')!r} has no chat template; "
                          "chat rows (and --format chat) need one")
-    return lambda row: encode_chat(row, tokenizer)
+    return lambda row: encode_chat(row, tokenizer, max_len)
 
 
 def encode_batch(batch: dict, encoder) -> dict:
-    """``Dataset.map(batched=True)`` body: ``input_ids``, ``labels``, ``length``, ``reject`` (reason or "")."""
+    """``Dataset.map(batched=True)`` body: ``input_ids``, ``labels``, ``length``, ``trimmed``, ``reject``
+    (the reason, or "" for a document)."""
     n = len(next(iter(batch.values())))
-    out = {"input_ids": [], "labels": [], "length": [], "reject": []}
+    out = {"input_ids": [], "labels": [], "length": [], "trimmed": [], "reject": []}
     for i in range(n):
         try:
             doc = encoder({k: v[i] for k, v in batch.items()})
             reason = "" if doc["input_ids"] else "empty_document"
         except EncodeError as e:
-            doc, reason = {"input_ids": [], "labels": []}, e.args[0]
+            doc, reason = {"input_ids": [], "labels": [], "trimmed": False}, e.args[0]
         out["input_ids"].append(doc["input_ids"])
         out["labels"].append(doc["labels"])
         out["length"].append(len(doc["input_ids"]))
+        out["trimmed"].append(doc["trimmed"])
         out["reject"].append(reason)
     return out
 
@@ -191,7 +211,9 @@ def encode_dataset(ds, encoder, num_proc: int | None = None):
     reasons = collections.Counter(enc["reject"])
     ok = reasons.pop("", 0)
     docs = enc.filter(lambda r: r == "", input_columns="reject").remove_columns("reject")
-    return docs, EncodeStats(rows=len(enc), docs=ok, tokens=sum(docs["length"]), rejected=dict(reasons))
+    stats = EncodeStats(rows=len(enc), docs=ok, tokens=sum(docs["length"]), trimmed=sum(docs["trimmed"]),
+                        rejected=dict(reasons))
+    return docs.remove_columns("trimmed"), stats
 
 
 def resolve_data_files(source: str) -> list[str] | None:
@@ -258,7 +280,7 @@ def mixture_counts(sizes: dict[str, int], ratios: dict[str, float], budget: int 
 
 def build_documents(parts: dict[str, str], tokenizer, fmt: str, mix: str | None = None, seed: int = 0,
                     budget: int | None = None, fim_family: str | None = None,
-                    num_proc: int | None = None):
+                    num_proc: int | None = None, max_len: int | None = None):
     """Read, encode and mix the parts; return ``(Dataset of input_ids/labels/length, {part: stats}, counts)``.
 
     ``parts`` maps a part name to its source; the part named ``fim`` follows ``fmt`` (raw or chat), the
@@ -269,7 +291,7 @@ def build_documents(parts: dict[str, str], tokenizer, fmt: str, mix: str | None 
     ratios = parse_mix(mix, parts)
     encoded, stats = {}, {}
     for name, source in parts.items():
-        encoder = make_encoder(tokenizer, fmt, "fim" if name == "fim" else "chat", fim_family)
+        encoder = make_encoder(tokenizer, fmt, "fim" if name == "fim" else "chat", fim_family, max_len)
         encoded[name], stats[name] = encode_dataset(load_part(source), encoder, num_proc)
         for reason, n in stats[name].rejected.items():
             log.warning("part %s: %d rows not encoded (%s)", name, n, reason)

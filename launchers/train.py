@@ -251,7 +251,7 @@ def prepare_data(cfg: TrainConfig, tokenizer) -> tuple:
         with open(report_path) as f:
             return datasets.load_from_disk(path), json.load(f)
     docs, stats, counts = data.build_documents(cfg.data, tokenizer, cfg.format, cfg.mix, cfg.seed, cfg.mix_budget,
-                                               cfg.fim_family, cfg.num_proc)
+                                               cfg.fim_family, cfg.num_proc, max_len=cfg.seq_len)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     rows, pack_stats = packing.pack_dataset(docs, cfg.seq_len, pad_id, num_proc=cfg.num_proc)
     report = {"parts": {p: dataclasses.asdict(s) for p, s in stats.items()}, "mixture": counts,

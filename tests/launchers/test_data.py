@@ -15,12 +15,32 @@ def test_psm_and_spm_layouts_use_the_family_tokens(tokenizer):
     text = tokenizer.decode(psm["input_ids"])
     assert text == ("<|fim_prefix|>def f(x):\n<|fim_suffix|>\nprint(f(2))\n<|fim_middle|>    return x + 1\n"
                     "<|endoftext|>")
-    assert psm["labels"] == psm["input_ids"]
+    assert psm["labels"] == psm["input_ids"] and not psm["trimmed"]
+    assert psm["input_ids"] == tokenizer(text, add_special_tokens=False)["input_ids"]   # = tokenizing the string
     # each sentinel is ONE token, not pieces of text
     assert psm["input_ids"].count(tokenizer.convert_tokens_to_ids("<|fim_middle|>")) == 1
     spm = tokenizer.decode(data.encode_fim(row, tokenizer, "spm", tokens)["input_ids"])
     assert spm == ("<|fim_prefix|><|fim_suffix|>\nprint(f(2))\n<|fim_middle|>def f(x):\n    return x + 1\n"
                    "<|endoftext|>")
+
+
+def test_overlong_fim_keeps_the_middle(tokenizer, splits):
+    tokens = data.fim_tokens_for(tokenizer)
+    row = max(splits, key=lambda r: len(r["prefix"]) + len(r["suffix"]))
+    full = data.encode_fim(row, tokenizer, "psm", tokens)
+    mid = tokenizer(row["middle"], add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+    cut = data.encode_fim(row, tokenizer, "psm", tokens, max_len=len(mid) + 3 + 40)
+    assert len(full["input_ids"]) > len(cut["input_ids"]) == len(mid) + 43 and cut["trimmed"]
+    assert cut["input_ids"][-len(mid):] == mid                                    # the middle is whole
+    def parts(ids):
+        s_at = ids.index(tokenizer.convert_tokens_to_ids("<|fim_suffix|>"))
+        m_at = ids.index(tokenizer.convert_tokens_to_ids("<|fim_middle|>"))
+        return ids[1:s_at], ids[s_at + 1:m_at]
+    (pre, suf), (full_pre, full_suf) = parts(cut["input_ids"]), parts(full["input_ids"])
+    assert len(pre) == len(suf) == 20                                              # 40 context tokens, split
+    assert pre == full_pre[-20:] and suf == full_suf[:20]                          # the near ends are kept
+    with pytest.raises(data.EncodeError, match="fim_middle_too_long"):
+        data.encode_fim(row, tokenizer, "psm", tokens, max_len=len(mid))
 
 
 def test_refuses_raw_fim_without_fim_tokens(sources):
