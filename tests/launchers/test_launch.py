@@ -1,6 +1,5 @@
 """``swemine launch midtrain``: dry-run output of each target, and a real local launch of the worker."""
 import argparse
-import io
 import json
 import os
 import shlex
@@ -9,7 +8,7 @@ import sys
 
 import pytest
 
-from launchers import launch, train
+from launchers import train
 from pipelines import cli
 
 BASE = ["launch", "midtrain", "--data", "runs/fim", "--data", "localization=org/loc-views",
