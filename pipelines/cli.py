@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "fetch-issues": ("pipelines.fetch_issues_cmd", "dump a GitHub repo's issues as JSONL for `run tasks --issues`"),
     "publish": ("pipelines.publish_cmd", "upload a finished run to the Hugging Face Hub with a dataset card"),
     "report": ("pipelines.report_cmd", "write a static HTML quality report with plots of a finished run"),
+    "launch": ("pipelines.launch_cmd", "print or start a mid-training job: local, torchrun or Slurm"),
 }
 
 

@@ -31,6 +31,11 @@ class _SplitKinds(beam.DoFn):
             yield rec["instance_id"], rec
 
 
+def task_context(task: dict) -> tuple[str, dict]:
+    """The few task fields a trajectory join needs, keyed by instance (keeps the shuffle small)."""
+    return task["instance_id"], {k: task.get(k) for k in ("record_id", "repo", "base_commit", "problem_statement")}
+
+
 class _JoinLabels(beam.DoFn):
     """CoGroupByKey result → trajectories with labels (and tasks) applied; counts every trajectory."""
 
@@ -44,9 +49,10 @@ class _JoinLabels(beam.DoFn):
         _, grouped = kv
         labels = list(grouped["labels"])
         tasks = list(grouped.get("tasks", []))
+        task = min(tasks, key=lambda t: t["record_id"]) if tasks else None   # several task files: pick stably
         for traj in grouped["trajs"]:
             self.counters.inc("in")
-            out = apply_task(apply_labels(traj, labels), tasks[0] if tasks else None)
+            out = apply_task(apply_labels(traj, labels), task)
             out["config_hash"] = self.config_hash
             if out["resolved"] is not None:
                 self.counters.inc("info.labelled")
@@ -65,7 +71,7 @@ def read_and_join(p: beam.Pipeline, ctx: RunContext, tasks_pcoll=None):
     split = recs | "SplitKinds" >> beam.ParDo(_SplitKinds()).with_outputs("labels", main="trajs")
     keyed = {"trajs": split.trajs, "labels": split.labels}
     if tasks_pcoll is not None:
-        keyed["tasks"] = tasks_pcoll | "KeyTasks" >> beam.Map(lambda t: (t["instance_id"], t))
+        keyed["tasks"] = tasks_pcoll | "KeyTasks" >> beam.Map(task_context)
     joined = keyed | "CoGroup" >> beam.CoGroupByKey() | "Join" >> beam.ParDo(_JoinLabels(ctx.config_hash))
     stamped_rejects = rejects | "StampRejects" >> beam.Map(lambda r: {**r, "config_hash": ctx.config_hash})
     return joined, stamped_rejects
