@@ -124,6 +124,15 @@ def sha256_bytes(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def sha256_file(path: str, opener=open) -> str:
+    """Hex sha256 of a file, read in chunks; ``opener`` may be an fsspec filesystem's ``open``."""
+    h = hashlib.sha256()
+    with opener(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 22), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def content_id(*parts: Any) -> str:
     """Stable content-hash id (first 24 hex chars of sha256) over the JSON encoding of ``parts``."""
     blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, default=str).encode("utf-8")

@@ -18,6 +18,8 @@ import logging
 import os
 from typing import Iterable
 
+from miners.fim.formats import FAMILIES, FimTokens
+
 log = logging.getLogger("swemine.launchers.data")
 
 IGNORE_INDEX = -100
@@ -27,23 +29,8 @@ HINTS = {"fim_fields_missing": "no prefix/middle/suffix in these rows (a chat-fo
          "chat_messages_missing": "no messages in these rows (a raw-FIM run? use --format psm or spm)"}
 
 
-@dataclasses.dataclass(frozen=True)
-class FimTokens:
-    """The FIM sentinel strings of one model family (methods.md §4.11)."""
-    family: str
-    prefix: str
-    suffix: str
-    middle: str
-
-    def required(self) -> tuple[str, ...]:
-        return (self.prefix, self.suffix, self.middle)
-
-
-FIM_TOKENS: dict[str, FimTokens] = {
-    "qwen2.5-coder": FimTokens("qwen2.5-coder", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"),
-    "starcoder": FimTokens("starcoder", "<fim_prefix>", "<fim_suffix>", "<fim_middle>"),
-    "deepseek-coder": FimTokens("deepseek-coder", "<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>"),
-}
+#: The miner's table of FIM sentinels per model family (one source of truth for mining and training).
+FIM_TOKENS: dict[str, FimTokens] = FAMILIES
 FAMILY_ALIASES = {"qwen": "qwen2.5-coder", "qwen2": "qwen2.5-coder", "qwen2.5": "qwen2.5-coder",
                   "qwen3": "qwen2.5-coder", "starcoder2": "starcoder", "deepseek": "deepseek-coder"}
 

@@ -16,6 +16,8 @@ from typing import Any, Iterable, Mapping
 
 import fsspec
 
+from corpora.records import sha256_file
+
 MANIFEST_NAME = "manifest.json"
 COUNTER_NAMESPACE = "swemine"
 
@@ -72,14 +74,6 @@ def balance_problems(stages: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return problems
 
 
-def _file_sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 22), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def input_listing(uris: Iterable[str]) -> list[dict[str, Any]]:
     """URI, size, modification time and (for local files) sha256 of every input file.
 
@@ -88,7 +82,7 @@ def input_listing(uris: Iterable[str]) -> list[dict[str, Any]]:
     out = []
     for uri in uris:
         size, mtime = input_stat(uri)
-        sha = _file_sha256(uri) if size is not None and "://" not in uri else None
+        sha = sha256_file(uri) if size is not None and "://" not in uri else None
         out.append({"uri": uri, "bytes": size, "mtime": mtime, "sha256": sha})
     return out
 

@@ -23,6 +23,7 @@ from huggingface_hub import CommitOperationAdd, HfApi
 from huggingface_hub.errors import EntryNotFoundError, RevisionNotFoundError
 from huggingface_hub.utils.sha import git_hash
 
+from corpora.records import sha256_file
 from manifests import card as cardlib
 from manifests.manifest import MANIFEST_NAME
 from manifests.runs import RunError, load_runs
@@ -85,14 +86,6 @@ class Plan:
         return lines
 
 
-def _sha256_file(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def _bytes_file(path_in_repo: str, content: bytes) -> PlannedFile:
     return PlannedFile(path_in_repo, len(content), hashlib.sha256(content).hexdigest(), content=content)
 
@@ -114,7 +107,7 @@ def build_plan(source: str, repo_id: str, *, revision: str = "main", tag: str | 
         c["files"] += len(g.shards)
         c["bytes"] += g.bytes
         for s in g.shards:
-            if _sha256_file(s.local) != s.sha256:
+            if sha256_file(s.local) != s.sha256:
                 raise RunError(f"{s.local}: content differs from the manifest's sha256")
             shards.append(PlannedFile(g.repo_path(s), s.bytes, s.sha256, local=s.local))
     card = cardlib.render_card(runs, repo_id, license=license, include_filtered=include_filtered, registers=registers)

@@ -23,7 +23,7 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from corpora.records import conform, schema_fingerprint
+from corpora.records import conform, schema_fingerprint, sha256_file
 
 TMP_DIR = "_tmp"
 _BUCKET_RE = re.compile(r"^(?P<prefix>.+)\.bucket-(?P<bucket>\d{5})\.parquet$")
@@ -74,14 +74,6 @@ class ShardInfo:
                 "schema_fingerprint": self.schema_fingerprint}
 
 
-def _sha256_file(fs, path: str) -> str:
-    h = hashlib.sha256()
-    with fs.open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def finalize_shards(output: str, schemas: Mapping[str, pa.Schema]) -> list[ShardInfo]:
     """Rename every complete bucket in ``_tmp/`` to its final shard name and describe the result.
 
@@ -115,7 +107,7 @@ def finalize_shards(output: str, schemas: Mapping[str, pa.Schema]) -> list[Shard
             fs.makedirs(os.path.dirname(dst), exist_ok=True)
             fs.mv(src, dst)
             meta = pq.read_metadata(fs.open(dst, "rb"))
-            infos.append(ShardInfo(rel, meta.num_rows, fs.size(dst), _sha256_file(fs, dst),
+            infos.append(ShardInfo(rel, meta.num_rows, fs.size(dst), sha256_file(dst, fs.open),
                                    schema_fingerprint(schema)))
     if fs.exists(tmp_root) and not fs.ls(tmp_root, detail=False):
         fs.rm(tmp_root, recursive=True)

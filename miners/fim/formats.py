@@ -24,6 +24,7 @@ FORMATS = ("chat", "psm", "spm", "repo")
 
 @dataclass(frozen=True)
 class FimTokens:
+    """The FIM sentinel strings of one model family (methods.md §4.11)."""
     prefix: str
     suffix: str
     middle: str
@@ -31,16 +32,22 @@ class FimTokens:
     pad: str
     repo_name: str = ""
     file_sep: str = ""
+    family: str = ""
+
+    def required(self) -> tuple[str, ...]:
+        """The three sentinels raw-FIM training cannot do without."""
+        return (self.prefix, self.suffix, self.middle)
 
 
 #: Exact special tokens per model family (methods.md §4.11). EOS strings of StarCoder and DeepSeek-Coder and
 #: StarCoder2's repo tokens are [RECALLED] in the spec.
 FAMILIES: dict[str, FimTokens] = {
     "qwen2.5-coder": FimTokens("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>", "<|endoftext|>",
-                               "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>"),
+                               "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>", family="qwen2.5-coder"),
     "starcoder": FimTokens("<fim_prefix>", "<fim_suffix>", "<fim_middle>", "<|endoftext|>", "<fim_pad>",
-                           "<repo_name>", "<file_sep>"),
-    "deepseek-coder": FimTokens("<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>", "<｜end▁of▁sentence｜>", ""),
+                           "<repo_name>", "<file_sep>", family="starcoder"),
+    "deepseek-coder": FimTokens("<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>", "<｜end▁of▁sentence｜>", "",
+                                family="deepseek-coder"),
 }
 
 FIM_SPLITS = {1: "single_function", 2: "function_pair", 3: "function_triple"}

@@ -4,7 +4,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpora.records import REJECT_SCHEMA, TASK_SCHEMA, SchemaError, conform, content_id, make_reject, to_table
+from corpora.records import REJECT_SCHEMA, sha256_file, TASK_SCHEMA, SchemaError, conform, content_id, make_reject, to_table
 from manifests import manifest as mf
 from manifests.shards import bucket_of, finalize_shards, read_rows, write_bucket
 
@@ -79,7 +79,7 @@ def test_same_size_edit_of_an_input_invalidates_the_run(tmp_path):
     inp = tmp_path / "in.json"
     inp.write_text('{"a": 1}')
     listing = mf.input_listing([str(inp), str(tmp_path / "gone.json")])
-    assert listing[0]["bytes"] == 8 and listing[0]["sha256"] == mf._file_sha256(str(inp))
+    assert listing[0]["bytes"] == 8 and listing[0]["sha256"] == sha256_file(str(inp))
     assert listing[1] == {"uri": str(tmp_path / "gone.json"), "bytes": None, "mtime": None, "sha256": None}
     out = str(tmp_path / "run")
     h = mf.config_hash({"x": 1})
