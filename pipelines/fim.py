@@ -23,7 +23,8 @@ from miners.fim.parse import STAGE as PARSE_STAGE
 from miners.fim.rationale import STAGE as RATIONALE_STAGE
 from miners.fim.parse import FileParser
 from miners.fim.scoring import FimConfig
-from pipelines.runner import Built, PipelineSpec
+from pipelines.filtering import add_filter_arguments, apply_filters, contamination_summarizer, filter_config_from_args
+from pipelines.runner import Built, PipelineSpec, combine_summaries
 from pipelines.stage import FILTERED, Counters, apply_stage
 
 OUTPUT = "fim/train"
@@ -47,6 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="single,pair,triple ratios; 'none' keeps every sample")
     parser.add_argument("--max-file-bytes", type=int, default=1 << 20)
     parser.add_argument("--shards", type=int, default=1, help="Parquet shards of the sample output")
+    add_filter_arguments(parser)
     llm = parser.add_argument_group("optional LLM rationale + critic (chat format; off by default)")
     llm.add_argument("--rationale", action="store_true", help="generate rationales and apply the critic rules")
     llm.add_argument("--llm-base-url", default=None, help="OpenAI-compatible endpoint (default $OPENAI_BASE_URL)")
@@ -204,6 +206,8 @@ def build(p, ctx) -> Built:
         rows, llm_rej, llm_filtered = apply_stage(rows, RATIONALE_STAGE, lambda: _rationale_factory(c["llm"]))
         stage_rejects.append(("rationale", llm_rej))
         filtered.append(llm_filtered)
+    rows, sample_filtered = apply_filters(rows, "fim", c.get("filters") or {}, ctx, label="Fim")
+    filtered.append(sample_filtered)
     rejects = [r | f"Stamp[{name}]" >> beam.Map(stamp) for name, r in stage_rejects]
     return Built(outputs={OUTPUT: rows}, rejects=rejects, filtered=filtered)
 
@@ -249,7 +253,8 @@ def summarize(output: str, stages: dict) -> dict:
 
 def build_spec(repos: list[str] | None = None, fmt: str = "chat", family: str = "qwen2.5-coder",
                cfg: FimConfig | None = None, max_file_bytes: int = 1 << 20,
-               num_buckets: int | None = None, llm: dict | None = None) -> PipelineSpec:
+               num_buckets: int | None = None, llm: dict | None = None,
+               filters: dict | None = None) -> PipelineSpec:
     """The ``fim`` pipeline over ``repos`` (default: the standard library); ``llm`` (the ``LLM_KEYS``
     settings) turns on the rationale + critic stage for chat samples."""
     check_format(fmt, family)
@@ -257,11 +262,12 @@ def build_spec(repos: list[str] | None = None, fmt: str = "chat", family: str = 
         raise ValueError("the rationale stage needs --format chat")
     cfg = cfg or FimConfig()
     config = {"repos": list(repos or ["stdlib"]), "format": fmt, "model_family": family if fmt != "chat" else "",
-              "fim": dataclasses.asdict(cfg), "max_file_bytes": max_file_bytes}
+              "fim": dataclasses.asdict(cfg), "max_file_bytes": max_file_bytes, "filters": dict(filters or {})}
     if llm:
         config["llm"] = dict(llm)
     return PipelineSpec(name="fim", config=config, outputs={OUTPUT: FIM_SCHEMA}, build=build,
-                        num_buckets=num_buckets or 1, summarize=summarize)
+                        num_buckets=num_buckets or 1,
+                        summarize=combine_summaries(summarize, contamination_summarizer(config["filters"])))
 
 
 def _mixture(text: str) -> tuple[float, ...]:
@@ -274,4 +280,4 @@ def spec_from_args(args: argparse.Namespace) -> PipelineSpec:
     cfg = FimConfig(cross_file=not args.in_file_only, mixture=_mixture(args.mixture))
     llm = {k: getattr(args, k) for k in LLM_KEYS} if args.rationale else None
     return build_spec(args.repos or args.input, args.fim_format, args.model_family, cfg, args.max_file_bytes,
-                      args.shards, llm)
+                      args.shards, llm, filters=filter_config_from_args(args))

@@ -60,6 +60,20 @@ class PipelineSpec:
     summarize: Callable[[str, dict], dict] | None = None  # extra manifest entries from the written run
 
 
+def combine_summaries(*hooks: Callable[[str, dict], dict] | None) -> Callable[[str, dict], dict] | None:
+    """One ``PipelineSpec.summarize`` hook running several (``None`` entries skipped), their dicts merged."""
+    live = [h for h in hooks if h is not None]
+    if not live:
+        return None
+
+    def summarize(output: str, stages: dict) -> dict:
+        merged: dict = {}
+        for hook in live:
+            merged.update(hook(output, stages) or {})
+        return merged
+    return summarize
+
+
 def beam_options(beam_args: list[str] | None) -> PipelineOptions:
     """Pipeline options with the runner always named (FnApiRunner by default)."""
     args = list(beam_args or [])

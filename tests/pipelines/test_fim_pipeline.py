@@ -109,3 +109,22 @@ def test_rationale_stage_in_beam(repo, tmp_path):
     assert sorted(r["func_name"] for r in rows) == ["work_0", "work_1"]
     assert all(r["messages"][1]["content"].startswith("### Reasoning\nsum of offsets") for r in rows)
     assert all(r["metadata"]["overall_score"] == 5.0 for r in rows)
+
+
+def test_fim_samples_quoting_a_benchmark_solution_are_removed(repo, tmp_path):
+    """The filter flags apply to FIM samples: a file that contains a (fictional, HumanEval-shaped) benchmark
+    solution yields no sample; every drop names the benchmark item."""
+    repo, sha = repo
+    bench = tmp_path / "he.jsonl"
+    solution = "    v0 = x + 0\n    if v0 > 3:\n        x += v0\n    v1 = x + 1\n    if v1 > 3:\n        x += v1\n"
+    bench.write_text(json.dumps({"task_id": "HumanEval/999", "prompt": "def work(x):\n", "entry_point": "work",
+                                 "canonical_solution": solution, "test": "def check(f):\n    pass\n"}) + "\n")
+    out = tmp_path / "run"
+    assert main(["run", "fim", "--repos", f"{repo}@{sha}", "--format", "psm", "--mixture", "none",
+                 "--benchmark", f"he={bench}", "--decontam-levels", "content", "--output", str(out)]) == 0
+    from manifests.shards import read_rows
+    kept = read_rows(str(out), "fim/train")
+    dropped = [r for r in read_rows(str(out), "filtered/filtered") if r["stage"] == "decontam"]
+    assert dropped and all(json.loads(r["evidence_json"])["item_id"] == "HumanEval/999" for r in dropped)
+    assert all(r["path"] != "lib/work.py" for r in kept)
+    assert (out / "contamination_report.md").exists()
