@@ -22,40 +22,15 @@ import sys
 import sysconfig
 from typing import Iterator
 
+from corpora.licenses import LICENSE_FILES, license_from_text
 from corpora.records import SOURCE_FILE_SCHEMA, conform, content_id, make_reject, provenance, sha256_bytes
 
 STAGE = "repo"
 DEFAULT_MAX_FILE_BYTES = 1 << 20
 LANGUAGES = {".py": "python", ".pyi": "python", ".js": "javascript", ".ts": "typescript", ".go": "go",
              ".rs": "rust", ".java": "java", ".c": "c", ".h": "c", ".cpp": "cpp", ".md": "markdown"}
-LICENSE_FILES = ("LICENSE", "LICENSE.txt", "LICENSE.md", "LICENSE.rst", "COPYING", "COPYING.txt", "LICENCE")
-#: Ordered (regex, SPDX id) rules for recognising a license file's text.
-LICENSE_RULES = [
-    (r"Apache License,?\s+Version 2\.0", "Apache-2.0"),
-    (r"GNU AFFERO GENERAL PUBLIC LICENSE", "AGPL-3.0"),
-    (r"GNU LESSER GENERAL PUBLIC LICENSE", "LGPL-3.0"),
-    (r"GNU GENERAL PUBLIC LICENSE\s+Version 2", "GPL-2.0"),
-    (r"GNU GENERAL PUBLIC LICENSE", "GPL-3.0"),
-    (r"Mozilla Public License,? v(ersion)?\.? ?2\.0", "MPL-2.0"),
-    (r"Permission is hereby granted, free of charge", "MIT"),
-    (r"Neither the name of .{0,200}? nor the names of", "BSD-3-Clause"),
-    (r"Redistribution and use in source and binary forms", "BSD-2-Clause"),
-    (r"PYTHON SOFTWARE FOUNDATION LICENSE", "PSF-2.0"),
-    (r"This is free and unencumbered software released into the public domain", "Unlicense"),
-    (r"ISC License|Permission to use, copy, modify, and(/or)? distribute this software", "ISC"),
-]
-
-
 class RepoError(RuntimeError):
     """A repository could not be opened, cloned or read."""
-
-
-def detect_license(text: str) -> str:
-    """SPDX id recognised in a license file's text, or "" when unknown."""
-    for pattern, spdx in LICENSE_RULES:
-        if re.search(pattern, text, re.I | re.S):
-            return spdx
-    return ""
 
 
 class RepoSource:
@@ -79,7 +54,7 @@ class RepoSource:
             found = ""
             for _, data in self._blobs(list(LICENSE_FILES), commit):
                 if data:
-                    found = detect_license(data.decode("utf-8", errors="replace"))
+                    found = license_from_text(data.decode("utf-8", errors="replace"))
                     break
             cache[commit] = found
         return cache[commit]

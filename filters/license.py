@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Mapping
 
+from corpora.licenses import LICENSE_FILES, license_from_repo, license_from_text  # noqa: F401 (re-exported)
 from corpora.records import Filtered, make_filtered
 from filters.canon import normalize_repo
 from filters.fields import FieldSpec, first_value, spec_for
@@ -19,7 +20,6 @@ from filters.fields import FieldSpec, first_value, spec_for
 STAGE = "license"
 PERMISSIVE = ("MIT", "Apache-2.0", "BSD-2-Clause", "BSD-3-Clause", "ISC", "Unlicense", "0BSD", "PSF-2.0",
               "Zlib", "CC0-1.0", "BSL-1.0", "MIT-0", "X11", "NCSA", "Python-2.0")
-LICENSE_FILES = ("LICENSE", "LICENSE.txt", "LICENSE.md", "LICENSE.rst", "COPYING", "COPYING.txt", "LICENCE")
 
 #: Common spellings (lower-cased, punctuation collapsed) → SPDX id.
 _ALIASES = {
@@ -40,25 +40,6 @@ _ALIASES = {
 }
 _SUFFIXES = re.compile(r"-(only|or-later)$|\+$")
 
-#: Distinctive phrases of license texts → SPDX id (checked in order; the GPL family before its mentions).
-_TEXT_MARKERS = [
-    (re.compile(r"GNU AFFERO GENERAL PUBLIC LICENSE\s+Version 3", re.I), "AGPL-3.0"),
-    (re.compile(r"GNU LESSER GENERAL PUBLIC LICENSE\s+Version 3", re.I), "LGPL-3.0"),
-    (re.compile(r"GNU LESSER GENERAL PUBLIC LICENSE\s+Version 2\.1", re.I), "LGPL-2.1"),
-    (re.compile(r"GNU GENERAL PUBLIC LICENSE\s+Version 3", re.I), "GPL-3.0"),
-    (re.compile(r"GNU GENERAL PUBLIC LICENSE\s+Version 2", re.I), "GPL-2.0"),
-    (re.compile(r"Mozilla Public License,?\s+Version 2\.0", re.I), "MPL-2.0"),
-    (re.compile(r"Apache License,?\s+Version 2\.0", re.I), "Apache-2.0"),
-    (re.compile(r"Permission is hereby granted, free of charge, to any person obtaining a copy", re.I), "MIT"),
-    (re.compile(r"Permission to use, copy, modify, and(/or)? distribute this software for any purpose", re.I), "ISC"),
-    (re.compile(r"This is free and unencumbered software released into the public domain", re.I), "Unlicense"),
-    (re.compile(r"PYTHON SOFTWARE FOUNDATION LICENSE VERSION 2", re.I), "PSF-2.0"),
-    (re.compile(r"Boost Software License - Version 1\.0", re.I), "BSL-1.0"),
-]
-_BSD = re.compile(r"Redistribution and use in source and binary forms", re.I)
-_BSD_THIRD = re.compile(r"Neither the name of|endorse or promote products", re.I)
-
-
 def normalize_spdx(name: str | None) -> str:
     """A license name or SPDX id → SPDX id (``""`` when empty; unknown ids are returned as given)."""
     text = (name or "").strip()
@@ -68,25 +49,6 @@ def normalize_spdx(name: str | None) -> str:
     if alias:
         return alias
     return _SUFFIXES.sub("", text)
-
-
-def license_from_text(text: str) -> str:
-    """SPDX id recognised from a license file's text, or ``""``."""
-    for pattern, spdx in _TEXT_MARKERS:
-        if pattern.search(text):
-            return spdx
-    if _BSD.search(text):
-        return "BSD-3-Clause" if _BSD_THIRD.search(text) else "BSD-2-Clause"
-    return ""
-
-
-def license_from_repo(read: Callable[[str], bytes | None]) -> tuple[str, str]:
-    """``(spdx, file)`` from the first license file ``read(path)`` returns (e.g. ``RepoSource.read``)."""
-    for name in LICENSE_FILES:
-        data = read(name)
-        if data:
-            return license_from_text(data.decode("utf-8", errors="replace")), name
-    return "", ""
 
 
 def _terms(expr: str) -> tuple[str, list[list[str]]]:

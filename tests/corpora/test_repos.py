@@ -77,7 +77,8 @@ def test_directory_stdlib_and_package_sources(tmp_path):
     assert pkg.name == "pypi/networkx" and "algorithms/__init__.py" in pkg.list_files()
 
 
-def test_detect_license_rules():
-    assert repos.detect_license("Apache License\nVersion 2.0, January 2004") == "Apache-2.0"
-    assert repos.detect_license("GNU GENERAL PUBLIC LICENSE\n Version 3, 29 June 2007") == "GPL-3.0"
-    assert repos.detect_license("all rights reserved") == ""
+def test_license_file_recognition():
+    from corpora.licenses import license_from_text
+    assert license_from_text("Apache License\nVersion 2.0, January 2004") == "Apache-2.0"
+    assert license_from_text("GNU GENERAL PUBLIC LICENSE\n Version 3, 29 June 2007") == "GPL-3.0"
+    assert license_from_text("all rights reserved") == ""
