@@ -2,8 +2,10 @@
 
 Each step is an ordinary pipeline run into its own folder under the output directory, so every step has
 its own shards, rejects, filtered records and manifest, and a re-run skips the steps that are already
-complete. Every step decontaminates against the embedded SAMPLE benchmark (which lists ``samples__calc-2``
-as an evaluation instance), so the run shows what a removal looks like; the job ends with the HTML report.
+complete. The trajectory steps decontaminate against the embedded SAMPLE benchmark (which lists
+``samples__calc-2`` as an evaluation instance), so the run shows what a removal looks like; the FIM step mines
+the running interpreter's standard library under the license and exact-dedup filters; the job ends
+with the HTML report.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ def filter_config(flags: list[str]) -> dict:
 
 def default_steps(root: str) -> list[tuple[str, Callable[[], PipelineSpec]]]:
     """``(folder, spec factory)`` for every step of the default job, in order."""
-    from pipelines import errors, localization, trajectories
+    from pipelines import errors, fim, localization, trajectories
 
     trajs = [os.path.join(root, "trajectories")]
     tasks = [os.path.join(root, "tasks")]
@@ -37,6 +39,8 @@ def default_steps(root: str) -> list[tuple[str, Callable[[], PipelineSpec]]]:
         ("trajectories", lambda: trajectories.build_spec(trajs, tasks, filters=filters)),
         ("localization", lambda: localization.build_spec(trajs, tasks, filters=filters)),
         ("errors", lambda: errors.build_spec(trajs, tasks, filters=filters)),
+        ("fim", lambda: fim.build_spec(["stdlib"], filters=filter_config(
+            ["--license-allow", "permissive", "--dedup", "exact"]))),
     ]
 
 

@@ -37,7 +37,7 @@ def test_cli_default_run_formats_and_inspect(tmp_path, capsys):
     out = str(tmp_path / "default")
     assert main(["run", "--output", out]) == 0
     printed = capsys.readouterr().out
-    assert all(f"## {step}" in printed for step in ("trajectories", "localization", "errors")) and "report: " in printed
+    assert all(f"## {step}" in printed for step in ("trajectories", "localization", "errors", "fim")) and "report: " in printed
     assert "data/train-00000-of-00001.parquet" in printed and "localization/train-00000-of-00001.parquet" in printed
     manifest = json.loads((tmp_path / "default" / "trajectories" / "manifest.json").read_text())
     assert manifest["stages"]["read"]["rejected"] == {}
@@ -50,6 +50,8 @@ def test_cli_default_run_formats_and_inspect(tmp_path, capsys):
     sample = [r for r in rows if r["instance_id"] == "samples__calc-1" and r["source_format"] == "swe-agent-traj"][0]
     assert sample["repo"] == "samples/calc" and sample["n_steps"] == 6
     assert sample["base_commit"] == "0000000000000000000000000000000000000001"
+    fim = json.loads((tmp_path / "default" / "fim" / "manifest.json").read_text())
+    assert fim["fim_counts"]["samples"] > 1000 and fim["stages"]["license"]["filtered"] == {}
     assert main(["formats"]) == 0
     assert "swe-agent-traj" in capsys.readouterr().out
     assert main(["inspect", str(tmp_path / "default" / "trajectories")]) == 0
