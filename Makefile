@@ -26,7 +26,7 @@ run: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
-bench: $(STAMP)
+bench: $(STAMP)  # every benchmark in turn (not part of CI)
 	for b in benchmarks/*.py; do $(PY) $$b || exit 1; done
 
 clean:
