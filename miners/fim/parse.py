@@ -388,6 +388,9 @@ def _arg_kinds(args) -> tuple[int, int, int, int]:
         return 0, 0, 1, 0
     for a in args.named_children:
         t = a.type
+        if t == "identifier":                    # the common cases first
+            name += 1
+            continue
         if t in ("comment", "line_continuation"):
             continue
         while t == "parenthesized_expression" and a.named_child_count == 1:   # ast has no parentheses
@@ -408,9 +411,10 @@ def _call_site(node) -> CallSite | None:
     fn = node.child_by_field_name("function")
     if fn is None:
         return None
-    if fn.type == "identifier":
+    kind = fn.type
+    if kind == "identifier":
         name, receiver = _text(fn), None
-    elif fn.type == "attribute":
+    elif kind == "attribute":
         attr = fn.child_by_field_name("attribute")
         obj = fn.child_by_field_name("object")
         if attr is None or obj is None:
@@ -419,8 +423,7 @@ def _call_site(node) -> CallSite | None:
         name, receiver = _text(attr), (_text(obj) if obj.type in ("identifier", "attribute") else "")
     else:
         return None
-    lit, nm, other, kw = _arg_kinds(node.child_by_field_name("arguments"))
-    return CallSite(name, receiver, lit, nm, other, kw)
+    return CallSite(name, receiver, *_arg_kinds(node.child_by_field_name("arguments")))
 
 
 def _attach_items(query, root, functions: list[FunctionInfo], fnodes: list) -> None:
@@ -433,44 +436,41 @@ def _attach_items(query, root, functions: list[FunctionInfo], fnodes: list) -> N
 
     starts = [n.start_byte for n in fnodes]
     ends = [n.end_byte for n in fnodes]
+    find = bisect.bisect_right
 
-    def owner(node) -> int:
-        b = node.start_byte
-        i = bisect.bisect_right(starts, b) - 1
-        return i if i >= 0 and b < ends[i] else -1
+    def owned(nodes):
+        """(owner index, node) for each node inside a node function."""
+        for node in nodes:
+            b = node.start_byte
+            i = find(starts, b) - 1
+            if i >= 0 and b < ends[i]:
+                yield i, node
 
     caps = QueryCursor(query).captures(root)
-    for node in caps.get("call", ()):
-        i = owner(node)
-        if i >= 0:
-            site = _call_site(node)
-            if site is not None:
-                functions[i].calls.append(site)
+    for i, node in owned(caps.get("call", ())):
+        site = _call_site(node)
+        if site is not None:
+            functions[i].calls.append(site)
+    cc = [1] * len(fnodes)
     ctl: list[list[tuple[int, int]]] = [[] for _ in fnodes]
-    for name in ("cc", "cc_depth", "elif", "depth"):
-        counts_cc, nests = name != "depth", name != "cc"
-        for node in caps.get(name, ()):
-            i = owner(node)
-            if i < 0:
-                continue
-            if counts_cc:
-                functions[i].cc += 1
-            if nests:
-                # an elif is an If nested in the previous branch's orelse: its span runs to the end of the if
-                ctl[i].append((node.start_byte, node.parent.end_byte if name == "elif" else node.end_byte))
-    for i, spans in enumerate(ctl):
-        if spans:
-            functions[i].depth = _max_nesting(spans)
+    for i, _ in owned(caps.get("cc", ())):
+        cc[i] += 1
+    for i, node in owned(caps.get("cc_depth", ())):
+        cc[i] += 1
+        ctl[i].append((node.start_byte, node.end_byte))
+    for i, node in owned(caps.get("elif", ())):
+        cc[i] += 1
+        # an elif is an If nested in the previous branch's orelse: its span runs to the end of the if
+        ctl[i].append((node.start_byte, node.parent.end_byte))
+    for i, node in owned(caps.get("depth", ())):
+        ctl[i].append((node.start_byte, node.end_byte))
     reads: list[set[str]] = [set() for _ in fnodes]
     writes: list[set[str]] = [set() for _ in fnodes]
     # `self.x` on the left of `=` is a write (also inside a target tuple), of `+=` a read and a write
     stores = {n.start_byte for n in caps.get("_o1", ())} | {n.start_byte for n in caps.get("_o2", ())} \
         | {n.start_byte for n in caps.get("_o3", ())}
     updates = {n.start_byte for n in caps.get("_o4", ())}
-    for node in caps.get("self_attr", ()):
-        i = owner(node)
-        if i < 0:
-            continue
+    for i, node in owned(caps.get("self_attr", ())):
         name = _text(node)
         start = node.parent.start_byte        # the attribute `self.x` starts where `self` does
         if start in stores or start in updates:
@@ -478,6 +478,9 @@ def _attach_items(query, root, functions: list[FunctionInfo], fnodes: list) -> N
         if start not in stores:
             reads[i].add(name)
     for i, f in enumerate(functions):
+        f.cc = cc[i]
+        if ctl[i]:
+            f.depth = _max_nesting(ctl[i])
         f.self_reads = sorted(reads[i])
         f.self_writes = sorted(writes[i])
 
