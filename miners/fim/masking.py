@@ -70,8 +70,9 @@ def mask(content: str | FileText, targets: list[FunctionInfo], with_masked_text:
     # the hole must start on the first body line and stop after the last target line, and the three parts
     # must give the file back byte for byte (counted and compared in place: no copy of the file per sample)
     ends_at = targets[-1].end_line - (end == len(src) and not src.endswith("\n"))
-    if src.count("\n", 0, len(prefix)) != targets[0].sig_end_line \
-            or src.count("\n", 0, len(prefix) + len(middle)) != ends_at or not _splits(src, prefix, middle, suffix):
+    prefix_lines = src.count("\n", 0, len(prefix))
+    if prefix_lines != targets[0].sig_end_line or prefix_lines + middle.count("\n") != ends_at \
+            or not _splits(src, prefix, middle, suffix):
         raise MaskError("fim_reconstruction", "prefix + middle + suffix does not split the file at the target")
     if not with_masked_text:
         return Masked("", prefix, middle, suffix, [])

@@ -315,7 +315,7 @@ def _function(node, cls: str | None, decorators: list[str]) -> FunctionInfo:
     posonly_until = -1
     pnode = node.child_by_field_name("parameters")
     seen_star = False
-    for i, p in enumerate(pnode.named_children if pnode else ()):
+    for p in pnode.named_children if pnode else ():
         t = p.type
         if t == "positional_separator":
             posonly_until = len(params)
@@ -369,12 +369,13 @@ def _is_constant_string(node, allow_bytes: bool) -> bool:
 def _has_docstring(body) -> bool:
     if body is None:
         return False
-    for stmt in body.named_children:
+    for i in range(body.named_child_count):     # (not ``named_children``: only the first statement matters)
+        stmt = body.named_child(i)
         if stmt.type == "comment":
             continue
         if stmt.type != "expression_statement" or stmt.named_child_count != 1:
             return False
-        expr = stmt.named_children[0]
+        expr = stmt.named_child(0)
         return expr.type in _STRINGS and _is_constant_string(expr, allow_bytes=False)   # str docstrings only
     return False
 
@@ -464,14 +465,14 @@ def _attach_items(query, root, functions: list[FunctionInfo], fnodes: list) -> N
         ctl[i].append((node.start_byte, node.parent.end_byte))
     for i, node in owned(caps.get("depth", ())):
         ctl[i].append((node.start_byte, node.end_byte))
-    reads: list[set[str]] = [set() for _ in fnodes]
-    writes: list[set[str]] = [set() for _ in fnodes]
+    reads: list[set[bytes]] = [set() for _ in fnodes]
+    writes: list[set[bytes]] = [set() for _ in fnodes]
     # `self.x` on the left of `=` is a write (also inside a target tuple), of `+=` a read and a write
     stores = {n.start_byte for n in caps.get("_o1", ())} | {n.start_byte for n in caps.get("_o2", ())} \
         | {n.start_byte for n in caps.get("_o3", ())}
     updates = {n.start_byte for n in caps.get("_o4", ())}
     for i, node in owned(caps.get("self_attr", ())):
-        name = _text(node)
+        name = node.text                      # decoded once per name below (UTF-8 keeps the sort order)
         start = node.parent.start_byte        # the attribute `self.x` starts where `self` does
         if start in stores or start in updates:
             writes[i].add(name)
@@ -481,8 +482,8 @@ def _attach_items(query, root, functions: list[FunctionInfo], fnodes: list) -> N
         f.cc = cc[i]
         if ctl[i]:
             f.depth = _max_nesting(ctl[i])
-        f.self_reads = sorted(reads[i])
-        f.self_writes = sorted(writes[i])
+        f.self_reads = [n.decode("utf-8", errors="replace") for n in sorted(reads[i])]
+        f.self_writes = [n.decode("utf-8", errors="replace") for n in sorted(writes[i])]
 
 
 def _max_nesting(spans: list[tuple[int, int]]) -> int:
