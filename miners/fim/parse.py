@@ -360,6 +360,8 @@ def _is_constant_string(node, allow_bytes: bool) -> bool:
     parts = node.named_children if node.type == "concatenated_string" else (node,)
     banned = b"fF" if allow_bytes else b"bBfF"
     for s in parts:
+        if s.type == "comment":            # a comment between the pieces of an implicit concatenation
+            continue
         start = s.child(0)
         if start is None or any(c in banned for c in start.text):
             return False
