@@ -54,6 +54,7 @@ class _FileGroups:
         self.out = {n: [w for w in rg.callees(n) if w in local and w != n] for n in self.nodes}
         self.attrs = {n: rg.fn(n).self_attrs for n in self.nodes}
         self.cls = {n: rg.fn(n).class_name for n in self.nodes}
+        self.loc = {n: rg.fn(n).loc for n in self.nodes}
         self.linked = {(a, b) for a in self.nodes for b in self.out[a]}
         self.linked |= {(b, a) for a, b in self.linked}
         self.loc_budget = {2: cfg.max_pair_loc_frac * fs.n_lines, 3: cfg.max_triple_loc_frac * fs.n_lines}
@@ -153,9 +154,9 @@ class _FileGroups:
         Removing intra-group information only lowers Î, and ĤÎ/(Ĥ+Î) grows with Î while ρ ≤ 1, so the
         coupling times the half-harmonic mean over the members' full Î bounds the exact score from above.
         """
-        cfg, rg = self.cfg, self.rg
+        cfg = self.cfg
         members = sorted(key, key=self.order.__getitem__)
-        if sum(rg.fn(m).loc for m in members) > self.loc_budget[len(members)]:
+        if sum(self.loc[m] for m in members) > self.loc_budget[len(members)]:
             return "group_masked_loc_over_cap"
         gh = sum(self.full[m].complexity for m in members) / len(members)
         if gh < cfg.min_complexity:
@@ -166,9 +167,9 @@ class _FileGroups:
             return "group_fim_score_below_min"
         return bound, members, coupling, gh
 
-    def score(self, key: frozenset, kind: str) -> Group | str:
-        """The group's exact scores (or the reason it cannot pass)."""
-        pre = self.bound(key, kind)
+    def score(self, key: frozenset, kind: str, pre: tuple | None = None) -> Group | str:
+        """The group's exact scores (or the reason it cannot pass); ``pre``: its :meth:`bound`, when known."""
+        pre = pre or self.bound(key, kind)
         if isinstance(pre, str):
             return pre
         _, members, coupling, gh = pre
@@ -198,7 +199,7 @@ class _FileGroups:
             if isinstance(pre, str):
                 skip(pre)
             else:
-                heap.append((-pre[0], tuple(self.order[m] for m in pre[1]), 0, key, kind))
+                heap.append((-pre[0], tuple(self.order[m] for m in pre[1]), 0, key, kind, pre))
         heapq.heapify(heap)
         used: set[str] = set()
         chosen: dict[frozenset, Group] = {}
@@ -207,19 +208,19 @@ class _FileGroups:
             if len(chosen) >= cap:
                 skip("group_over_file_cap", len(heap))
                 break
-            _, order, is_exact, key, kind = heapq.heappop(heap)
+            _, order, is_exact, key, kind, pre = heapq.heappop(heap)
             if used.intersection(key):
                 skip("group_overlaps")
             elif is_exact:
                 chosen[key] = exact[key]
                 used.update(key)
             else:
-                g = self.score(key, kind)
+                g = self.score(key, kind, pre)
                 if g.scored.fim_score < self.cfg.min_fim_score:
                     skip("group_fim_score_below_min")
                 else:
                     exact[key] = g
-                    heapq.heappush(heap, (-g.scored.fim_score, order, 1, key, kind))
+                    heapq.heappush(heap, (-g.scored.fim_score, order, 1, key, kind, pre))
         return list(chosen.values())
 
 

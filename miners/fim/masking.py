@@ -68,16 +68,23 @@ def mask(content: str | FileText, targets: list[FunctionInfo], with_masked_text:
     start, end = text.offset_after(targets[0].sig_end_line), text.offset_after(targets[-1].end_line)
     prefix, middle, suffix = src[:start], src[start:end], src[end:]
     # the hole must start on the first body line and stop after the last target line, and the three parts
-    # must give the file back byte for byte
+    # must give the file back byte for byte (counted and compared in place: no copy of the file per sample)
     ends_at = targets[-1].end_line - (end == len(src) and not src.endswith("\n"))
-    if prefix.count("\n") != targets[0].sig_end_line or (prefix + middle).count("\n") != ends_at or \
-            prefix + middle + suffix != src:     # str equality = byte equality of the UTF-8 encodings
+    prefix_lines = src.count("\n", 0, len(prefix))
+    if prefix_lines != targets[0].sig_end_line or prefix_lines + middle.count("\n") != ends_at \
+            or not _splits(src, prefix, middle, suffix):
         raise MaskError("fim_reconstruction", "prefix + middle + suffix does not split the file at the target")
     if not with_masked_text:
         return Masked("", prefix, middle, suffix, [])
     return Masked(_masked_text(lines, targets), prefix, middle, suffix,
                   [src[text.offset_after(f.start_line - 1) if f.start_line > 1 else 0:text.offset_after(f.end_line)]
                    for f in targets])
+
+
+def _splits(src: str, prefix: str, middle: str, suffix: str) -> bool:
+    """``prefix + middle + suffix == src`` (str equality = byte equality of the UTF-8 encodings)."""
+    return (len(prefix) + len(middle) + len(suffix) == len(src) and src.startswith(prefix)
+            and src.startswith(middle, len(prefix)) and src.endswith(suffix))
 
 
 def _masked_text(lines: list[str], targets: list[FunctionInfo]) -> str:

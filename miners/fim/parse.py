@@ -315,7 +315,7 @@ def _function(node, cls: str | None, decorators: list[str]) -> FunctionInfo:
     posonly_until = -1
     pnode = node.child_by_field_name("parameters")
     seen_star = False
-    for i, p in enumerate(pnode.named_children if pnode else ()):
+    for p in pnode.named_children if pnode else ():
         t = p.type
         if t == "positional_separator":
             posonly_until = len(params)
@@ -360,6 +360,8 @@ def _is_constant_string(node, allow_bytes: bool) -> bool:
     parts = node.named_children if node.type == "concatenated_string" else (node,)
     banned = b"fF" if allow_bytes else b"bBfF"
     for s in parts:
+        if s.type == "comment":            # a comment between the pieces of an implicit concatenation
+            continue
         start = s.child(0)
         if start is None or any(c in banned for c in start.text):
             return False
@@ -369,12 +371,13 @@ def _is_constant_string(node, allow_bytes: bool) -> bool:
 def _has_docstring(body) -> bool:
     if body is None:
         return False
-    for stmt in body.named_children:
+    for i in range(body.named_child_count):     # (not ``named_children``: only the first statement matters)
+        stmt = body.named_child(i)
         if stmt.type == "comment":
             continue
         if stmt.type != "expression_statement" or stmt.named_child_count != 1:
             return False
-        expr = stmt.named_children[0]
+        expr = stmt.named_child(0)
         return expr.type in _STRINGS and _is_constant_string(expr, allow_bytes=False)   # str docstrings only
     return False
 
@@ -388,6 +391,9 @@ def _arg_kinds(args) -> tuple[int, int, int, int]:
         return 0, 0, 1, 0
     for a in args.named_children:
         t = a.type
+        if t == "identifier":                    # the common cases first
+            name += 1
+            continue
         if t in ("comment", "line_continuation"):
             continue
         while t == "parenthesized_expression" and a.named_child_count == 1:   # ast has no parentheses
@@ -408,9 +414,10 @@ def _call_site(node) -> CallSite | None:
     fn = node.child_by_field_name("function")
     if fn is None:
         return None
-    if fn.type == "identifier":
+    kind = fn.type
+    if kind == "identifier":
         name, receiver = _text(fn), None
-    elif fn.type == "attribute":
+    elif kind == "attribute":
         attr = fn.child_by_field_name("attribute")
         obj = fn.child_by_field_name("object")
         if attr is None or obj is None:
@@ -419,8 +426,7 @@ def _call_site(node) -> CallSite | None:
         name, receiver = _text(attr), (_text(obj) if obj.type in ("identifier", "attribute") else "")
     else:
         return None
-    lit, nm, other, kw = _arg_kinds(node.child_by_field_name("arguments"))
-    return CallSite(name, receiver, lit, nm, other, kw)
+    return CallSite(name, receiver, *_arg_kinds(node.child_by_field_name("arguments")))
 
 
 def _attach_items(query, root, functions: list[FunctionInfo], fnodes: list) -> None:
@@ -433,53 +439,53 @@ def _attach_items(query, root, functions: list[FunctionInfo], fnodes: list) -> N
 
     starts = [n.start_byte for n in fnodes]
     ends = [n.end_byte for n in fnodes]
+    find = bisect.bisect_right
 
-    def owner(node) -> int:
-        b = node.start_byte
-        i = bisect.bisect_right(starts, b) - 1
-        return i if i >= 0 and b < ends[i] else -1
+    def owned(nodes):
+        """(owner index, node) for each node inside a node function."""
+        for node in nodes:
+            b = node.start_byte
+            i = find(starts, b) - 1
+            if i >= 0 and b < ends[i]:
+                yield i, node
 
     caps = QueryCursor(query).captures(root)
-    for node in caps.get("call", ()):
-        i = owner(node)
-        if i >= 0:
-            site = _call_site(node)
-            if site is not None:
-                functions[i].calls.append(site)
+    for i, node in owned(caps.get("call", ())):
+        site = _call_site(node)
+        if site is not None:
+            functions[i].calls.append(site)
+    cc = [1] * len(fnodes)
     ctl: list[list[tuple[int, int]]] = [[] for _ in fnodes]
-    for name in ("cc", "cc_depth", "elif", "depth"):
-        counts_cc, nests = name != "depth", name != "cc"
-        for node in caps.get(name, ()):
-            i = owner(node)
-            if i < 0:
-                continue
-            if counts_cc:
-                functions[i].cc += 1
-            if nests:
-                # an elif is an If nested in the previous branch's orelse: its span runs to the end of the if
-                ctl[i].append((node.start_byte, node.parent.end_byte if name == "elif" else node.end_byte))
-    for i, spans in enumerate(ctl):
-        if spans:
-            functions[i].depth = _max_nesting(spans)
-    reads: list[set[str]] = [set() for _ in fnodes]
-    writes: list[set[str]] = [set() for _ in fnodes]
+    for i, _ in owned(caps.get("cc", ())):
+        cc[i] += 1
+    for i, node in owned(caps.get("cc_depth", ())):
+        cc[i] += 1
+        ctl[i].append((node.start_byte, node.end_byte))
+    for i, node in owned(caps.get("elif", ())):
+        cc[i] += 1
+        # an elif is an If nested in the previous branch's orelse: its span runs to the end of the if
+        ctl[i].append((node.start_byte, node.parent.end_byte))
+    for i, node in owned(caps.get("depth", ())):
+        ctl[i].append((node.start_byte, node.end_byte))
+    reads: list[set[bytes]] = [set() for _ in fnodes]
+    writes: list[set[bytes]] = [set() for _ in fnodes]
     # `self.x` on the left of `=` is a write (also inside a target tuple), of `+=` a read and a write
     stores = {n.start_byte for n in caps.get("_o1", ())} | {n.start_byte for n in caps.get("_o2", ())} \
         | {n.start_byte for n in caps.get("_o3", ())}
     updates = {n.start_byte for n in caps.get("_o4", ())}
-    for node in caps.get("self_attr", ()):
-        i = owner(node)
-        if i < 0:
-            continue
-        name = _text(node)
+    for i, node in owned(caps.get("self_attr", ())):
+        name = node.text                      # decoded once per name below (UTF-8 keeps the sort order)
         start = node.parent.start_byte        # the attribute `self.x` starts where `self` does
         if start in stores or start in updates:
             writes[i].add(name)
         if start not in stores:
             reads[i].add(name)
     for i, f in enumerate(functions):
-        f.self_reads = sorted(reads[i])
-        f.self_writes = sorted(writes[i])
+        f.cc = cc[i]
+        if ctl[i]:
+            f.depth = _max_nesting(ctl[i])
+        f.self_reads = [n.decode("utf-8", errors="replace") for n in sorted(reads[i])]
+        f.self_writes = [n.decode("utf-8", errors="replace") for n in sorted(writes[i])]
 
 
 def _max_nesting(spans: list[tuple[int, int]]) -> int:

@@ -85,6 +85,13 @@ def test_structure(parser):
     assert top.params == ["y"]                                  # positional-only `x` is not in args.args
 
 
+def test_commented_string_concatenation_argument(parser):
+    # comments between the pieces of an implicit string concatenation (as in stdlib ``re.compile`` calls)
+    src = 'def f():\n    return g("a"  # first\n             "b", f"{x}"  # second\n             "c")\n'
+    fn = parser({"path": "x.py", "content": src}).functions[0]
+    assert [(c.name, c.n_literal, c.n_other) for c in fn.calls] == [("g", 1, 1)]
+
+
 def test_rejects(parser):
     bad = parser({"path": "bad.py", "content": "def f(:\n    pass\n", "record_id": "r1"})
     assert bad["stage"] == "fim_parse" and bad["reason"] == "syntax_error" and bad["subject_id"] == "r1"
