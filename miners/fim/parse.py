@@ -450,7 +450,9 @@ def _attach_items(query, root, functions: list[FunctionInfo], fnodes: list) -> N
                 yield i, node
 
     caps = QueryCursor(query).captures(root)
-    for i, node in owned(caps.get("call", ())):
+    # the cursor's capture order is not stable across runs: document order keeps the call lists deterministic
+    calls = sorted(caps.get("call", ()), key=lambda n: (n.start_byte, n.end_byte))
+    for i, node in owned(calls):
         site = _call_site(node)
         if site is not None:
             functions[i].calls.append(site)
