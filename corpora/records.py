@@ -149,6 +149,14 @@ def provenance(uri: str, locator: str, sha256: str, config_hash: str = "") -> di
     return {"source_uri": uri, "source_locator": locator, "source_sha256": sha256, "config_hash": config_hash}
 
 
+class ReasonedError(ValueError):
+    """An error whose ``reason`` is the short reject reason counted for it; the message says the details."""
+
+    def __init__(self, reason: str, message: str):
+        super().__init__(message)
+        self.reason = reason
+
+
 class SchemaError(ValueError):
     """A record does not fit its schema (missing id, unknown field, wrong type)."""
 

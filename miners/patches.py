@@ -13,15 +13,13 @@ from dataclasses import dataclass, field
 
 import unidiff
 
+from corpora.records import ReasonedError
+
 NO_NEWLINE = "\\"
 
 
-class PatchError(ValueError):
+class PatchError(ReasonedError):
     """A patch that cannot be parsed or applied; ``reason`` is the reject reason."""
-
-    def __init__(self, reason: str, message: str):
-        super().__init__(message)
-        self.reason = reason
 
 
 @dataclass

@@ -16,12 +16,12 @@ from typing import Any, Callable
 
 import apache_beam as beam
 
-from corpora.records import Filtered, make_filtered
+from corpora.records import make_filtered
 from filters.dedup import (EXACT_STAGE, NEAR_STAGE, DedupConfig, bucket_edges, connected_components, dedup_text,
                            keep_one, near_evidence, record_bands)
 from filters.fields import FieldSpec, spec_for
 from filters.text import exact_key
-from pipelines.stage import FILTERED, Counters
+from pipelines.stage import FILTERED, Counters, route
 
 
 class _KeepOne(beam.DoFn):
@@ -37,13 +37,8 @@ class _KeepOne(beam.DoFn):
         key, records = kv
         records = list(records)
         self.counters.inc("in", len(records))
-        for i, out in enumerate(keep_one(records, self.stage, self.reason, self.record_type, self.evidence(key))):
-            if isinstance(out, Filtered):
-                self.counters.inc(f"filtered.{self.reason}")
-                yield beam.pvalue.TaggedOutput(FILTERED, dict(out))
-            else:
-                self.counters.inc("out")
-                yield out
+        yield from route(self.counters, keep_one(records, self.stage, self.reason, self.record_type,
+                                                 self.evidence(key)))
 
 
 def _exact_evidence(key: str) -> dict[str, Any]:

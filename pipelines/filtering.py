@@ -47,7 +47,7 @@ import apache_beam as beam
 
 from filters.benchmarks import load_benchmarks
 from filters.canon import RepoCanon, normalize_repo, read_alias_table, root_commits
-from corpora.records import FILTERED_SCHEMA, Filtered
+from corpora.records import FILTERED_SCHEMA
 from filters.decontam import LEVELS, STAGE as DECONTAM_STAGE, DecontamConfig, Decontaminator, \
     boilerplate_features, doc_key
 from filters.dedup import DedupConfig
@@ -59,7 +59,7 @@ from filters.secrets import SecretsConfig, secrets_stage_fn
 from manifests.shards import read_rows
 from pipelines.dedup_stage import Dedup
 from pipelines.runner import FILTERED_PREFIX
-from pipelines.stage import FILTERED, REJECTS, Counters, StageDoFn, apply_stage
+from pipelines.stage import FILTERED, REJECTS, Counters, StageDoFn, apply_stage, route
 
 
 # -- CLI ------------------------------------------------------------------------------------------------------
@@ -235,13 +235,7 @@ class _GroupStage(beam.DoFn):
     def process(self, kv):
         recs = list(kv[1])
         self.counters.inc("in", len(recs))
-        for out in select_per_instance(recs, self.cfg, self.record_type):
-            if isinstance(out, Filtered):
-                self.counters.inc(f"filtered.{out['reason']}")
-                yield beam.pvalue.TaggedOutput(FILTERED, dict(out))
-            else:
-                self.counters.inc("out")
-                yield out
+        yield from route(self.counters, select_per_instance(recs, self.cfg, self.record_type))
 
 
 class ApplyFilters(beam.PTransform):

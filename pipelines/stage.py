@@ -42,6 +42,21 @@ class Counters:
         counter.inc(n)
 
 
+def route(counters: Counters, results: Iterable[Any]):
+    """Send each result to its output — ``Reject`` → ``rejects``, ``Filtered`` → ``filtered``, else main —
+    counting ``rejected.<reason>`` / ``filtered.<reason>`` / ``out``. Shared by every swemine DoFn."""
+    for result in results:
+        if isinstance(result, Reject):
+            counters.inc(f"rejected.{result['reason']}")
+            yield beam.pvalue.TaggedOutput(REJECTS, dict(result))
+        elif isinstance(result, Filtered):
+            counters.inc(f"filtered.{result['reason']}")
+            yield beam.pvalue.TaggedOutput(FILTERED, dict(result))
+        else:
+            counters.inc("out")
+            yield result
+
+
 class StageDoFn(beam.DoFn):
     """Run a stage function built by ``factory`` in ``setup()`` (so it may hold unpicklable resources).
 
@@ -73,16 +88,7 @@ class StageDoFn(beam.DoFn):
         if self.progress_every and self._seen % self.progress_every == 0:
             log.info("%s: %d inputs in %.1fs", self.stage, self._seen, time.time() - self._t0)
         try:
-            for result in self._fn(element):
-                if isinstance(result, Reject):
-                    c.inc(f"rejected.{result['reason']}")
-                    yield beam.pvalue.TaggedOutput(REJECTS, dict(result))
-                elif isinstance(result, Filtered):
-                    c.inc(f"filtered.{result['reason']}")
-                    yield beam.pvalue.TaggedOutput(FILTERED, dict(result))
-                else:
-                    c.inc("out")
-                    yield result
+            yield from route(c, self._fn(element))
         except Exception as exc:  # noqa: BLE001 - any failure of one record becomes a counted reject
             reason = f"exception:{type(exc).__name__}"
             c.inc(f"rejected.{reason}")

@@ -12,17 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import accumulate
 
+from corpora.records import ReasonedError
 from miners.fim.parse import FunctionInfo, span_sha
 
 MASK = "# <MASKED_FUNCTION_BODY>"
 
 
-class MaskError(ValueError):
+class MaskError(ReasonedError):
     """A target cannot be masked faithfully; ``reason`` names the check that failed."""
-
-    def __init__(self, reason: str, message: str):
-        super().__init__(message)
-        self.reason = reason
 
 
 @dataclass
