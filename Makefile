@@ -24,6 +24,7 @@ run: $(STAMP)
 	$(VENV)/bin/swemine run --output swemine-output/default
 
 test: $(STAMP)
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q -p no:cacheprovider tests
 
 bench: $(STAMP)  # every benchmark in turn (not part of CI)

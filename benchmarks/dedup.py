@@ -6,9 +6,9 @@ Corpus: real ``.py`` files (the Python standard library by default), read once i
 ``SourceFile``-like records. Measured, single process (= per core):
 
 1. floor       — word shingles + xxh64 of every shingle (what any MinHash must do at least);
-2. signature   — shingles + 128-permutation MinHash signature (:func:`filters.minhash.signature`);
+2. signature   — shingles + 128-permutation MinHash signature (:func:`swemine.filters.minhash.signature`);
 3. datasketch  — the same with ``datasketch.MinHash.update_batch`` (for reference);
-4. end to end  — :func:`filters.dedup.dedup_records` (exact + near: signatures, LSH buckets, components, keep-one);
+4. end to end  — :func:`swemine.filters.dedup.dedup_records` (exact + near: signatures, LSH buckets, components, keep-one);
 5. with ``--beam``: the Beam ``Dedup`` stages on FnApiRunner (in-process, one worker), written to nowhere.
 
 Prints MB/s for each and the ratios signature/floor and end-to-end/floor. Published anchors
@@ -25,9 +25,9 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from corpora.records import content_id  # noqa: E402
-from filters.dedup import DedupConfig, dedup_records, shingles  # noqa: E402
-from filters.minhash import hash_shingles, signature  # noqa: E402
+from swemine.corpora.records import content_id  # noqa: E402
+from swemine.filters.dedup import DedupConfig, dedup_records, shingles  # noqa: E402
+from swemine.filters.minhash import hash_shingles, signature  # noqa: E402
 
 
 def load_corpus(root: str, limit_bytes: int) -> list[dict]:
@@ -108,7 +108,7 @@ def _beam(records: list[dict], cfg: DedupConfig) -> None:
     import apache_beam as beam
     from apache_beam.options.pipeline_options import PipelineOptions
 
-    from pipelines.dedup_stage import Dedup
+    from swemine.pipelines.dedup_stage import Dedup
 
     opts = PipelineOptions(["--runner=FnApiRunner", "--direct_num_workers=1"])
     with beam.Pipeline(options=opts) as p:

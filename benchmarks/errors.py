@@ -1,7 +1,7 @@
 """Error-miner throughput per core (one process) against a floor measured in the same run, and the LLM cache
 hit rate on a re-run.
 
-floor   = reading + normalizing the trajectories (``corpora.normalize.normalize_paths``), trajectories/s
+floor   = reading + normalizing the trajectories (``swemine.corpora.normalize.normalize_paths``), trajectories/s
 stage 1 = flag detection + recoveries (``diagnosis.make_item``)
 stage 3 = verification + record building (rule diagnoser's output; stage 2 timed with it, reported apart)
 stage 5 = training views
@@ -21,12 +21,12 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from corpora.normalize import normalize_paths  # noqa: E402
-from miners import diagnosis as dg  # noqa: E402
-from miners.error_views import build_views  # noqa: E402
-from miners.llm_client import LLMClient  # noqa: E402
-from miners.llm_diagnoser import LLMDiagnoser  # noqa: E402
-from tests.miners.fake_openai import FakeOpenAI  # noqa: E402
+from swemine.clients.llm import LLMClient  # noqa: E402
+from swemine.corpora.normalize import normalize_paths  # noqa: E402
+from swemine.miners.errors import diagnosis as dg  # noqa: E402
+from swemine.miners.errors.llm_diagnoser import LLMDiagnoser  # noqa: E402
+from swemine.miners.errors.views import build_views  # noqa: E402
+from tests.clients.fake_openai import FakeOpenAI  # noqa: E402
 
 
 def _rate(n: int, seconds: float) -> float:
@@ -73,7 +73,7 @@ def main(argv=None) -> int:
     answers = {}
     with FakeOpenAI(lambda body: answers.get(body["messages"][1]["content"], "{}")) as srv, \
             tempfile.TemporaryDirectory() as cache:
-        from miners.llm_diagnoser import diagnosis_messages
+        from swemine.miners.errors.llm_diagnoser import diagnosis_messages
         for it, d in diagnosed:
             if isinstance(d, dict):
                 answers[diagnosis_messages(it)[1]["content"]] = json.dumps(

@@ -23,7 +23,7 @@ import time
 
 
 def load_files(full: bool) -> list[dict]:
-    from corpora.repos import open_repo
+    from swemine.corpora.repos import open_repo
 
     files = [f for f in open_repo("stdlib").iter_source_files() if "content" in f]
     return files if full else files[::3]
@@ -40,8 +40,8 @@ def _best_cpu(fn, repeats: int):
 
 
 def floor_and_pipeline(files: list[dict], fmt: str, repeats: int = 3) -> dict:
-    from miners.fim.mine import mine_files
-    from miners.fim.parse import FileParser
+    from swemine.miners.fim.mine import mine_files
+    from swemine.miners.fim.parse import FileParser
 
     parser = FileParser()
     data = [f["content"].encode("utf-8") for f in files]
@@ -66,8 +66,8 @@ def measure_rss(copies: int, full: bool, fmt: str) -> dict:
     The peak is reset (``/proc/self/clear_refs``) after imports and after the corpus is read, so it shows
     what mining adds on top of holding the source text.
     """
-    from miners.fim.mine import mine_files
-    from miners.fim.parse import FileParser
+    from swemine.miners.fim.mine import mine_files
+    from swemine.miners.fim.parse import FileParser
 
     parser = FileParser()
     files = load_files(full)
@@ -87,8 +87,8 @@ def measure_rss(copies: int, full: bool, fmt: str) -> dict:
 
 
 def beam_run(full: bool, fmt: str) -> dict:
-    from pipelines.fim import build_spec
-    from pipelines.runner import execute
+    from swemine.pipelines.fim import build_spec
+    from swemine.pipelines.runner import execute
 
     files = load_files(full)
     mb = sum(f["size"] for f in files) / 1e6

@@ -28,8 +28,8 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
-from corpora.inputs import expand_inputs, read_bytes  # noqa: E402
-from pipelines import runner, trajectories  # noqa: E402
+from swemine.corpora.inputs import expand_inputs, read_bytes  # noqa: E402
+from swemine.pipelines import runner, trajectories  # noqa: E402
 
 TRAJECTORY_FOLDERS = ("moatless", "swe-agent", "mini-swe-agent", "openhands", "autocoderover", "who-and-when")
 TARGET = 0.5

@@ -23,10 +23,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from corpora.formats.base import make_step  # noqa: E402
-from corpora.repos import GitRepo  # noqa: E402
-from miners.code_structure import StructureParser  # noqa: E402
-from miners.localization import mine_instance  # noqa: E402
+from swemine.corpora.formats.base import make_step  # noqa: E402
+from swemine.corpora.repos import GitRepo  # noqa: E402
+from swemine.miners.code_structure import StructureParser  # noqa: E402
+from swemine.miners.localization.mine import mine_instance  # noqa: E402
 
 GIT_ENV = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@example.com", "GIT_COMMITTER_NAME": "b",
            "GIT_COMMITTER_EMAIL": "b@example.com"}

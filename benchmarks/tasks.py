@@ -18,8 +18,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from corpora.records import Filtered, Reject  # noqa: E402
-from miners.history import MineConfig, list_commits, mine_repo  # noqa: E402
+from swemine.corpora.records import Filtered, Reject  # noqa: E402
+from swemine.miners.tasks.history import MineConfig, list_commits, mine_repo  # noqa: E402
 
 N_MODULES = 50
 
@@ -129,7 +129,7 @@ def main(argv=None) -> int:
               f"({len(tasks)} tasks, {len(rejects)} rejects)")
         print(f"ratio  mine / floor time: {t_mine / t_floor:.1f}x   list / floor: {t_list / t_floor:.2f}x")
         if args.beam:
-            from pipelines import runner, tasks_mining
+            from swemine.pipelines import runner, tasks_mining
             spec = tasks_mining.build_spec(repos=[repo], rev="main", cfg=cfg)
             manifest, t_beam = _timed(lambda: runner.execute(spec, os.path.join(tmp, "run")))
             emitted = manifest["stages"]["history_dedupe"]["out"]

@@ -13,15 +13,16 @@ import io
 import json
 import os
 import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import fsspec
 import pyarrow.parquet as pq
 import yaml
 import zstandard
 
-from corpora.records import make_reject, sha256_bytes
+from swemine.corpora.records import make_reject, sha256_bytes
 
 JSON_EXTS = (".json", ".traj", ".jsonl", ".ndjson", ".parquet", ".yaml", ".yml")
 COMPRESSED = (".gz", ".zst", ".zstd")

@@ -5,11 +5,12 @@ without Beam (``normalize_paths``) for tests and small jobs.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any
 
-from corpora import formats as fmts
-from corpora.inputs import CorruptCompressed, DocSource, Unit, expand_inputs, iter_documents, read_bytes
-from corpora.records import Reject, make_reject, short_repr
+from swemine.corpora import formats as fmts
+from swemine.corpora.inputs import CorruptCompressed, DocSource, Unit, expand_inputs, iter_documents, read_bytes
+from swemine.corpora.records import Reject, make_reject, short_repr
 
 STAGE = "read"
 

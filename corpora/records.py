@@ -9,7 +9,8 @@ from __future__ import annotations
 import hashlib
 import json
 import reprlib
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import pyarrow as pa
 

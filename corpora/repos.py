@@ -20,10 +20,10 @@ import re
 import subprocess
 import sys
 import sysconfig
-from typing import Iterator
+from collections.abc import Iterator
 
-from corpora.licenses import LICENSE_FILES, license_from_text
-from corpora.records import SOURCE_FILE_SCHEMA, conform, content_id, make_reject, provenance, sha256_bytes
+from swemine.corpora.licenses import LICENSE_FILES, license_from_text
+from swemine.corpora.records import SOURCE_FILE_SCHEMA, conform, content_id, make_reject, provenance, sha256_bytes
 
 STAGE = "repo"
 DEFAULT_MAX_FILE_BYTES = 1 << 20

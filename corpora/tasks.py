@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from corpora.inputs import DocSource, expand_inputs, iter_documents, read_bytes
-from corpora.records import TASK_SCHEMA, Reject, conform, content_id, dumps_extra, make_reject, provenance
+from swemine.corpora.inputs import DocSource, expand_inputs, iter_documents, read_bytes
+from swemine.corpora.records import TASK_SCHEMA, Reject, conform, content_id, dumps_extra, make_reject, provenance
 
 STAGE = "tasks"
 _KNOWN = set(TASK_SCHEMA.names)

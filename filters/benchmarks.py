@@ -4,7 +4,7 @@
 Parquet file (or directory / glob) or, in real use, a Hub dataset, and recognises each row's public schema:
 
 - SWE-bench family (full / Lite / Verified / dev / Pro / Multilingual): ``instance_id`` + ``repo`` +
-  ``problem_statement``, normalized with :func:`corpora.tasks.normalize_task`;
+  ``problem_statement``, normalized with :func:`swemine.corpora.tasks.normalize_task`;
 - HumanEval: ``task_id`` + ``prompt`` + ``canonical_solution``;
 - MBPP: ``task_id`` + ``text`` (or sanitized ``prompt``) + ``code``;
 - APPS: ``problem_id`` + ``question`` (+ ``solutions``, skipped for cost as bigcode did);
@@ -21,12 +21,13 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
-from corpora.inputs import DocSource, expand_inputs, iter_documents, read_bytes
-from corpora.records import Reject, make_reject
-from corpora.tasks import is_local_or_url, normalize_task
+from swemine.corpora.inputs import DocSource, expand_inputs, iter_documents, read_bytes
+from swemine.corpora.records import Reject, make_reject
+from swemine.corpora.tasks import is_local_or_url, normalize_task
 
 STAGE = "benchmarks"
 _DOCSTRING = re.compile(r'("""|\'\'\')(.*?)\1', re.S)

@@ -11,7 +11,7 @@ import io
 import json
 import re
 import subprocess
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 _GH = re.compile(r"^(?:https?://|git@)?(?:www\.)?github\.com[/:]", re.I)
 _INSTANCE = re.compile(r"^(?P<owner>[^_/][^/]*?)__(?P<name>.+)-(?P<num>\d+)$")

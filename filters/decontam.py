@@ -1,6 +1,6 @@
 """Decontamination against benchmark references, with evidence (methods.md §5.3, levels applied in order).
 
-0. repo canonicalization (:mod:`filters.canon`) — every repo comparison uses canonical names;
+0. repo canonicalization (:mod:`swemine.filters.canon`) — every repo comparison uses canonical names;
 1. ``instance`` — the record's instance id, or its ``(canonical repo, PR/issue number)``, is an eval item;
 2. ``repo`` — the record's canonical repo is an eval repo (``eval_repo``) or on the grey list (``grey_repo``);
 3. ``temporal`` — the record's date is on or after the cutoff (``temporal``; undated records are kept unless
@@ -11,7 +11,7 @@
    benchmark item confirmed by exact identifier-token Jaccard (``content_minhash``).
 
 Benchmark n-grams and patch lines that prove nothing are never indexed: lines every Python run prints
-(traceback frames, exception chaining, test-runner chatter: :data:`filters.text.GENERIC_LINE`) are removed from
+(traceback frames, exception chaining, test-runner chatter: :data:`swemine.filters.text.GENERIC_LINE`) are removed from
 statements first, and an n-gram needs ``min_distinct_words`` distinct words (at most half numbers or single
 characters), a patch line ``min_line_words``. The first rule that fires decides; the ``Filtered`` record's evidence names the level, rule, benchmark, item id
 and the matched span / n-grams / lines. N-grams and lines frequent in the corpus (boilerplate) are excluded: see
@@ -20,16 +20,24 @@ count once), so many leaked copies of one problem statement do not make it "boil
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
-from corpora.records import Filtered, make_filtered
-from filters.benchmarks import BenchmarkItem, BenchmarkSet
-from filters.canon import RepoCanon, parse_instance_id
-from filters.fields import FieldSpec, first_value, get_path, iter_texts, spec_for
-from filters.minhash import band_keys, jaccard, optimal_bands, signature
-from filters.text import (added_lines, identifier_tokens, informative, strip_generic_lines, text_lines, word_ngrams,
-                          words)
+from swemine.corpora.records import Filtered, make_filtered
+from swemine.filters.benchmarks import BenchmarkItem, BenchmarkSet
+from swemine.filters.canon import RepoCanon, parse_instance_id
+from swemine.filters.fields import FieldSpec, first_value, get_path, iter_texts, spec_for
+from swemine.filters.minhash import band_keys, jaccard, optimal_bands, signature
+from swemine.filters.text import (
+    added_lines,
+    identifier_tokens,
+    informative,
+    strip_generic_lines,
+    text_lines,
+    word_ngrams,
+    words,
+)
 
 STAGE = "decontam"
 LEVELS = ("instance", "repo", "temporal", "content")
@@ -79,7 +87,7 @@ class ContentIndex:
     bands: tuple[int, int] = (1, 1)
 
     @classmethod
-    def build(cls, items: list[BenchmarkItem], cfg: DecontamConfig) -> "ContentIndex":
+    def build(cls, items: list[BenchmarkItem], cfg: DecontamConfig) -> ContentIndex:
         idx = cls(items)
         bands, rows = optimal_bands(cfg.minhash_threshold, cfg.num_perm)
         seen_sub = set()
@@ -331,7 +339,7 @@ class Decontaminator:
                                        "ngram_hits": 0, "passed": True}}
 
     def stage_fn(self, record_type: str, spec: FieldSpec | None = None):
-        """A stage function ``record -> [record | Filtered]`` for :func:`pipelines.stage.apply_stage`."""
+        """A stage function ``record -> [record | Filtered]`` for :func:`swemine.pipelines.stage.apply_stage`."""
         spec = spec or spec_for(record_type)
 
         def fn(record: dict) -> list[dict | Filtered]:

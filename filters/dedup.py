@@ -1,7 +1,7 @@
-"""Exact and near-duplicate removal: the plain-Python pieces the Beam stages (:mod:`pipelines.dedup_stage`) wire.
+"""Exact and near-duplicate removal: the plain-Python pieces the Beam stages (:mod:`swemine.pipelines.dedup_stage`) wire.
 
 - **Exact**: records whose dedup text (configurable paths per record type, e.g. FIM by file content,
-  trajectories by action sequence) has the same normalized content hash (:func:`filters.text.exact_key`).
+  trajectories by action sequence) has the same normalized content hash (:func:`swemine.filters.text.exact_key`).
 - **Near**: MinHash over word ``shingle_size``-gram shingles of the dedup text → LSH band keys → records sharing
   a band key are candidate pairs → connected components → one record kept per component.
 
@@ -11,13 +11,14 @@ algorithm over a list, for tests and small jobs.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
-from corpora.records import Filtered, make_filtered
-from filters.fields import FieldSpec, iter_texts, spec_for
-from filters.minhash import band_keys, optimal_bands, signature
-from filters.text import exact_key, words
+from swemine.corpora.records import Filtered, make_filtered
+from swemine.filters.fields import FieldSpec, iter_texts, spec_for
+from swemine.filters.minhash import band_keys, optimal_bands, signature
+from swemine.filters.text import exact_key, words
 
 EXACT_STAGE = "dedup_exact"
 NEAR_STAGE = "dedup_near"

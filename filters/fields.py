@@ -8,8 +8,9 @@ back to every string field except ids and provenance.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Iterator, Mapping
+from typing import Any
 
 #: Fields never scanned as text (ids, hashes, provenance, configuration).
 NON_TEXT_FIELDS = frozenset({"record_id", "trajectory_id", "source_uri", "source_locator", "source_sha256",

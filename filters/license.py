@@ -9,13 +9,13 @@ allow-list is ``license_not_allowed``; no or unrecognisable license is its own r
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
-from corpora.licenses import LICENSE_FILES, license_from_repo, license_from_text  # noqa: F401 (re-exported)
-from corpora.records import Filtered, make_filtered
-from filters.canon import normalize_repo
-from filters.fields import FieldSpec, first_value, spec_for
+from swemine.corpora.licenses import LICENSE_FILES, license_from_repo, license_from_text  # noqa: F401 (re-exported)
+from swemine.corpora.records import Filtered, make_filtered
+from swemine.filters.canon import normalize_repo
+from swemine.filters.fields import FieldSpec, first_value, spec_for
 
 STAGE = "license"
 PERMISSIVE = ("MIT", "Apache-2.0", "BSD-2-Clause", "BSD-3-Clause", "ISC", "Unlicense", "0BSD", "PSF-2.0",

@@ -7,8 +7,8 @@ worker, so LSH buckets and clusters do not depend on the runner's parallelism.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from functools import lru_cache
-from typing import Iterable
 
 import numpy as np
 import xxhash

@@ -14,11 +14,12 @@ Per instance (:func:`select_per_instance`, after a group-by on the instance id):
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
-from corpora.records import Filtered, make_filtered
-from filters.text import exact_key
+from swemine.corpora.records import Filtered, make_filtered
+from swemine.filters.text import exact_key
 
 STAGE = "quality"
 GROUP_STAGE = "quality_group"

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import fsspec
 import pyarrow as pa
 
-from corpora.records import content_id
-from filters.decontam import STAGE as DECONTAM_STAGE
-from manifests.shards import write_table_atomic
+from swemine.corpora.records import content_id
+from swemine.filters.decontam import STAGE as DECONTAM_STAGE
+from swemine.manifests.shards import write_table_atomic
 
 CONTAMINATION_SCHEMA = pa.schema([
     pa.field("record_id", pa.string(), nullable=False),   # id of this report row

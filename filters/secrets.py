@@ -17,11 +17,12 @@ from __future__ import annotations
 import ipaddress
 import json
 import re
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping
+from typing import Any
 
-from corpora.records import Filtered, make_filtered
-from filters.fields import FieldSpec, iter_texts, set_path, spec_for
+from swemine.corpora.records import Filtered, make_filtered
+from swemine.filters.fields import FieldSpec, iter_texts, set_path, spec_for
 
 STAGE = "secrets"
 #: Line-based detect-secrets plugins: off by default (false positives on code: hashes, SHAs, test passwords).

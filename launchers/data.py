@@ -16,9 +16,9 @@ import dataclasses
 import glob
 import logging
 import os
-from typing import Iterable
+from collections.abc import Iterable
 
-from miners.fim.formats import FAMILIES, FimTokens
+from swemine.miners.fim.formats import FAMILIES, FimTokens
 
 log = logging.getLogger("swemine.launchers.data")
 

@@ -1,7 +1,7 @@
 """Turn ``swemine launch midtrain`` options into the exact job: a local process, a ``torchrun`` command for one
 node, or an ``sbatch`` script that runs ``srun torchrun`` on every node with a c10d rendezvous.
 
-Each target runs the same worker, ``python -m launchers.train`` (see :mod:`launchers.train`), with the
+Each target runs the same worker, ``python -m swemine.launchers.train`` (see :mod:`swemine.launchers.train`), with the
 training options forwarded verbatim; a requeued or restarted job resumes from its last complete checkpoint.
 """
 from __future__ import annotations
@@ -12,10 +12,10 @@ import shlex
 import subprocess
 import sys
 
-from launchers.train import add_train_arguments
+from swemine.launchers.train import add_train_arguments
 
 LAUNCHERS = ("local", "torchrun", "slurm")
-WORKER = ["-m", "launchers.train"]
+WORKER = ["-m", "swemine.launchers.train"]
 RDZV_PORT = 29500
 ALWAYS_RENDERED = ("format",)      # shown even at its default, so a printed command says what it trains on
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from launchers.data import IGNORE_INDEX
+from swemine.launchers.data import IGNORE_INDEX
 
 PACKING_MODES = ("varlen", "block")
 
@@ -127,7 +127,7 @@ def block_causal_mask(position_ids):
 
 class PackedCollator:
     """Stack packed rows into tensors; ``block`` mode adds the 4D mask (bool for sdpa, additive for eager),
-    ``cu_seqlens`` adds the varlen-kernel keywords of :func:`launchers.attention.varlen_kwargs`."""
+    ``cu_seqlens`` adds the varlen-kernel keywords of :func:`swemine.launchers.attention.varlen_kwargs`."""
 
     def __init__(self, mode: str = "varlen", additive_mask: bool = False, cu_seqlens: bool = False):
         if mode not in PACKING_MODES:
@@ -147,7 +147,7 @@ class PackedCollator:
                 mask = torch.zeros(mask.shape, dtype=torch.float32).masked_fill(~mask, torch.finfo(torch.float32).min)
             batch["attention_mask"] = mask
         if self.cu_seqlens:
-            from launchers.attention import varlen_kwargs
+            from swemine.launchers.attention import varlen_kwargs
             batch.update(varlen_kwargs(batch["position_ids"]))
         return batch
 

@@ -1,6 +1,6 @@
 """Mid-training worker: tokenize + pack the shards, then full-parameter training with the HF ``Trainer``.
 
-Run once per process (``python -m launchers.train ...``; ``torchrun`` / ``srun torchrun`` start one per GPU).
+Run once per process (``python -m swemine.launchers.train ...``; ``torchrun`` / ``srun torchrun`` start one per GPU).
 Defaults follow the published recipe (methods.md §4.10): 32K context, lr 1e-5 cosine with warmup ratio 0.1,
 weight decay 0.05, one epoch, effective batch 128, bf16, packing, gradient checkpointing. Multi-GPU runs shard
 with FSDP or DeepSpeed ZeRO-3 configs written next to the checkpoints. A restarted job resumes from the last
@@ -243,7 +243,7 @@ def prepare_data(cfg: TrainConfig, tokenizer) -> tuple:
     """Packed rows for this run, built once and saved under ``<output>/packed-<key>``; returns (rows, report)."""
     import datasets
 
-    from launchers import data, packing
+    from swemine.launchers import data, packing
 
     path = os.path.join(cfg.output, f"packed-{data_key(cfg, tokenizer)}")
     report_path = os.path.join(path, "prepare.json")
@@ -274,7 +274,7 @@ def _resolve_attention(requested: str) -> str:
     else sdpa with the block mask transformers derives from the position resets."""
     import torch
 
-    from launchers import attention
+    from swemine.launchers import attention
 
     cuda = torch.cuda.is_available()
     if requested == "torch_varlen" or (requested == "auto" and cuda
@@ -367,7 +367,7 @@ def run(cfg: TrainConfig, callbacks=()) -> dict:
     import torch
     from transformers import AutoTokenizer, set_seed
 
-    from launchers.packing import VARLEN_KERNELS, PackedCollator, default_mode
+    from swemine.launchers.packing import VARLEN_KERNELS, PackedCollator, default_mode
 
     if cfg.sharding == "zero3" and importlib.util.find_spec("deepspeed") is None:
         raise RuntimeError("--sharding zero3 needs DeepSpeed: pip install deepspeed (or use --sharding fsdp)")
@@ -430,7 +430,7 @@ def run(cfg: TrainConfig, callbacks=()) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m launchers.train", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m swemine.launchers.train", description=__doc__.splitlines()[0])
     add_train_arguments(parser)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")

@@ -13,7 +13,7 @@ import collections
 import fnmatch
 import json
 import os
-from typing import Iterable
+from collections.abc import Iterable
 
 import pyarrow.parquet as pq
 import yaml
@@ -22,7 +22,7 @@ from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from manifests.runs import FILTERED_KIND, SPLIT_NAMES, OutputGroup, Run
+from swemine.manifests.runs import FILTERED_KIND, SPLIT_NAMES, OutputGroup, Run
 
 CONTAMINATION_REPORT = "contamination_report.md"
 PROVENANCE_REGISTER = "MANIFEST.jsonl"

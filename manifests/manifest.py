@@ -11,12 +11,13 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Iterable, Mapping
 from importlib import metadata
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import fsspec
 
-from corpora.records import sha256_file
+from swemine.corpora.records import sha256_file
 
 MANIFEST_NAME = "manifest.json"
 COUNTER_NAMESPACE = "swemine"

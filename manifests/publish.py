@@ -16,17 +16,17 @@ from __future__ import annotations
 import hashlib
 import logging
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 from huggingface_hub import CommitOperationAdd, HfApi
 from huggingface_hub.errors import EntryNotFoundError, RevisionNotFoundError
 from huggingface_hub.utils.sha import git_hash
 
-from corpora.records import sha256_file
-from manifests import card as cardlib
-from manifests.manifest import MANIFEST_NAME
-from manifests.runs import RunError, load_runs
+from swemine.corpora.records import sha256_file
+from swemine.manifests import card as cardlib
+from swemine.manifests.manifest import MANIFEST_NAME
+from swemine.manifests.runs import RunError, load_runs
 
 log = logging.getLogger("swemine.publish")
 
@@ -254,7 +254,7 @@ def publish(plan: Plan, api: HfApi, *, max_files_per_commit: int = DEFAULT_FILES
         result.uploaded += [f.path_in_repo for f in final]
     head = result.commits[-1] if result.commits else plan.revision
     for tag in plan.tags:
-        backoff.call(lambda: api.create_tag(plan.repo_id, tag=tag, revision=head, repo_type=REPO_TYPE,
+        backoff.call(lambda tag=tag: api.create_tag(plan.repo_id, tag=tag, revision=head, repo_type=REPO_TYPE,
                                             exist_ok=True), f"create_tag {tag}")
     return result
 

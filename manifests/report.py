@@ -15,15 +15,15 @@ import html
 import io
 import json
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from matplotlib.figure import Figure
 
-from manifests.runs import FILTERED_KIND, REJECTS_KIND, OutputGroup, Run, load_runs
+from swemine.manifests.runs import FILTERED_KIND, REJECTS_KIND, OutputGroup, Run, load_runs
 
 REPORT_NAME = "report.html"
 TOP_N = 15

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from manifests.manifest import MANIFEST_NAME, read_manifest
+from swemine.manifests.manifest import MANIFEST_NAME, read_manifest
 
 _SHARD_RE = re.compile(r"^(?P<prefix>.+)-(?P<i>\d{5})-of-(?P<n>\d{5})\.parquet$")
 SPLIT_NAMES = ("train", "validation", "test")
@@ -35,7 +35,7 @@ class Shard:
 @dataclass
 class OutputGroup:
     """All shards of one prefix of one run: one dataset config."""
-    run: "Run"
+    run: Run
     prefix: str                      # e.g. "data/train", "views/diagnosis/train", "rejects/rejects"
     shards: list[Shard]
     config_name: str = ""            # filled by :func:`assign_config_names`

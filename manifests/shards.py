@@ -16,14 +16,14 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Iterable, Mapping
 
 import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from corpora.records import conform, schema_fingerprint, sha256_file
+from swemine.corpora.records import conform, schema_fingerprint, sha256_file
 
 TMP_DIR = "_tmp"
 _BUCKET_RE = re.compile(r"^(?P<prefix>.+)\.bucket-(?P<bucket>\d{5})\.parquet$")

@@ -1,7 +1,7 @@
 """What an agent step *did*, independent of the harness: its action hash, whether it edits / tests / finishes,
 which file it edits, and whether a proposed action is valid for a harness's tool schema.
 
-Steps are the normalized step dicts of :data:`corpora.records.STEP_TYPE`. Harness names are the
+Steps are the normalized step dicts of :data:`swemine.corpora.records.STEP_TYPE`. Harness names are the
 ``harness`` column of a trajectory (``swe-agent``, ``mini-swe-agent``, ``openhands``, ``moatless``, ...).
 """
 from __future__ import annotations

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import unidiff
 
-from corpora.records import ReasonedError
+from swemine.corpora.records import ReasonedError
 
 NO_NEWLINE = "\\"
 

@@ -6,21 +6,21 @@ import importlib
 import logging
 import os
 import sys
-from typing import Callable
+from collections.abc import Callable
 
-from pipelines.registry import PIPELINES
+from swemine.pipelines.registry import PIPELINES
 
 DEFAULT_OUTPUT_ROOT = "swemine-output"
 
 #: Extra top-level commands: name -> (module, help). A module provides ``add_arguments`` and ``main(args)``.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "formats": ("pipelines.formats_cmd", "list the trajectory readers and what they detect"),
-    "inspect": ("pipelines.inspect_cmd", "schema, counts, a sample row and rejects by reason of a run"),
-    "eval-loc": ("pipelines.evalloc_cmd", "score localization predictions against gold (LocAgent metrics)"),
-    "fetch-issues": ("pipelines.fetch_issues_cmd", "dump a GitHub repo's issues as JSONL for `run tasks --issues`"),
-    "publish": ("pipelines.publish_cmd", "upload a finished run to the Hugging Face Hub with a dataset card"),
-    "report": ("pipelines.report_cmd", "write a static HTML quality report with plots of a finished run"),
-    "launch": ("pipelines.launch_cmd", "print or start a mid-training job: local, torchrun or Slurm"),
+    "formats": ("swemine.pipelines.formats_cmd", "list the trajectory readers and what they detect"),
+    "inspect": ("swemine.pipelines.inspect_cmd", "schema, counts, a sample row and rejects by reason of a run"),
+    "eval-loc": ("swemine.pipelines.evalloc_cmd", "score localization predictions against gold (LocAgent metrics)"),
+    "fetch-issues": ("swemine.pipelines.fetch_issues_cmd", "dump a GitHub repo's issues as JSONL for `run tasks --issues`"),
+    "publish": ("swemine.pipelines.publish_cmd", "upload a finished run to the Hugging Face Hub with a dataset card"),
+    "report": ("swemine.pipelines.report_cmd", "write a static HTML quality report with plots of a finished run"),
+    "launch": ("swemine.pipelines.launch_cmd", "print or start a mid-training job: local, torchrun or Slurm"),
 }
 
 
@@ -65,10 +65,10 @@ def summarize(manifest: dict, out=None) -> None:
 
 
 def _run(args, beam_args: list[str]) -> int:
-    from pipelines import runner
+    from swemine.pipelines import runner
 
     if not args.pipeline:
-        from pipelines.default_job import run_default
+        from swemine.pipelines.default_job import run_default
         return run_default(args.output or os.path.join(DEFAULT_OUTPUT_ROOT, "default"), beam_args, args.force)
     mod = importlib.import_module(PIPELINES[args.pipeline])
     spec = mod.spec_from_args(args)

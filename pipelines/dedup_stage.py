@@ -1,4 +1,4 @@
-"""Beam stages for exact and near-duplicate removal (the algorithm lives in :mod:`filters.dedup`).
+"""Beam stages for exact and near-duplicate removal (the algorithm lives in :mod:`swemine.filters.dedup`).
 
 ``Dedup(record_type, cfg, spec)`` maps a PCollection of records to ``(kept, filtered)``:
 
@@ -6,22 +6,32 @@ exact:  record → (normalized content hash, record) → GroupByKey → keep the
 near:   record → (band key, id) per LSH band → GroupByKey → star edges from the smallest id per bucket → Distinct
         → all edges to one worker → connected components (union-find; the memory ceiling, as in datatrove's
         stage 3) → (id, (component, size)) joined back onto records by id → keep the record whose id is its
-        component's id (the smallest member: the same tie-break as :func:`filters.dedup.keep_one`).
+        component's id (the smallest member: the same tie-break as :func:`swemine.filters.dedup.keep_one`).
 
 Counters: ``dedup_exact.*`` and ``dedup_near.*`` (in / out / filtered.<reason>), balanced per stage.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import apache_beam as beam
 
-from corpora.records import make_filtered
-from filters.dedup import (EXACT_STAGE, NEAR_STAGE, DedupConfig, bucket_edges, connected_components, dedup_text,
-                           keep_one, near_evidence, record_bands)
-from filters.fields import FieldSpec, spec_for
-from filters.text import exact_key
-from pipelines.stage import FILTERED, Counters, route
+from swemine.corpora.records import make_filtered
+from swemine.filters.dedup import (
+    EXACT_STAGE,
+    NEAR_STAGE,
+    DedupConfig,
+    bucket_edges,
+    connected_components,
+    dedup_text,
+    keep_one,
+    near_evidence,
+    record_bands,
+)
+from swemine.filters.fields import FieldSpec, spec_for
+from swemine.filters.text import exact_key
+from swemine.pipelines.stage import FILTERED, Counters, route
 
 
 class _KeepOne(beam.DoFn):

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import Callable
+from collections.abc import Callable
 
-from corpora.samples import sample_root
-from manifests.report import write_report
-from pipelines import runner
-from pipelines.filtering import add_filter_arguments, filter_config_from_args
-from pipelines.runner import PipelineSpec
+from swemine.corpora.samples import sample_root
+from swemine.manifests.report import write_report
+from swemine.pipelines import runner
+from swemine.pipelines.filtering import add_filter_arguments, filter_config_from_args
+from swemine.pipelines.runner import PipelineSpec
 
 
 def filter_config(flags: list[str]) -> dict:
@@ -29,7 +29,7 @@ def filter_config(flags: list[str]) -> dict:
 
 def default_steps(root: str) -> list[tuple[str, Callable[[], PipelineSpec]]]:
     """``(folder, spec factory)`` for every step of the default job, in order."""
-    from pipelines import errors, fim, localization, trajectories
+    from swemine.pipelines import errors, fim, localization, trajectories
 
     trajs = [os.path.join(root, "trajectories")]
     tasks = [os.path.join(root, "tasks")]
@@ -46,7 +46,7 @@ def default_steps(root: str) -> list[tuple[str, Callable[[], PipelineSpec]]]:
 
 def run_default(output: str, beam_args: list[str], force: bool) -> int:
     """Run every step of the default job into ``output/<step>``; print each step's summary."""
-    from pipelines.cli import summarize
+    from swemine.pipelines.cli import summarize
 
     status = 0
     for folder, make_spec in default_steps(sample_root()):

@@ -6,14 +6,19 @@ import os
 
 import apache_beam as beam
 
-from corpora.inputs import expand_inputs
-from miners import error_miner as em
-from miners.diagnosis import ERROR_DIAGNOSIS_SCHEMA, STATUS_VERIFIED, RuleDiagnoser
-from miners.error_views import VIEW_SCHEMA, VIEWS, build_views
-from pipelines.filtering import add_filter_arguments, apply_filters, contamination_summarizer, filter_config_from_args
-from pipelines.runner import Built, PipelineSpec
-from pipelines.stage import apply_stage
-from pipelines.trajectories import read_and_join
+from swemine.corpora.inputs import expand_inputs
+from swemine.miners.errors import mine as em
+from swemine.miners.errors.diagnosis import ERROR_DIAGNOSIS_SCHEMA, STATUS_VERIFIED, RuleDiagnoser
+from swemine.miners.errors.views import VIEW_SCHEMA, VIEWS, build_views
+from swemine.pipelines.filtering import (
+    add_filter_arguments,
+    apply_filters,
+    contamination_summarizer,
+    filter_config_from_args,
+)
+from swemine.pipelines.runner import Built, PipelineSpec
+from swemine.pipelines.stage import apply_stage
+from swemine.pipelines.trajectories import read_and_join
 
 RECORDS = "errors/train"
 NOT_DIAGNOSED = "errors/not_diagnosed"
@@ -44,8 +49,8 @@ def make_diagnoser(cfg: dict):
     """The configured diagnoser (built inside each worker's ``setup``)."""
     if cfg["diagnoser"] == "rules":
         return RuleDiagnoser()
-    from miners.llm_client import LLMClient
-    from miners.llm_diagnoser import LLMDiagnoser
+    from swemine.clients.llm import LLMClient
+    from swemine.miners.errors.llm_diagnoser import LLMDiagnoser
     client = LLMClient(base_url=cfg["llm_base_url"], model=cfg["llm_model"], cache_dir=cfg["llm_cache_dir"],
                        timeout_s=cfg["llm_timeout"], max_retries=cfg["llm_retries"],
                        concurrency=cfg["llm_concurrency"], max_requests=cfg["budget_requests"],
@@ -89,7 +94,7 @@ def build_spec(inputs: list[str], tasks: list[str] | None = None, filters: dict 
         cfg = ctx.config
         tasks_pcoll, rejects = None, []
         if cfg["tasks"]:
-            from pipelines.tasks_input import read_tasks
+            from swemine.pipelines.tasks_input import read_tasks
             tasks_pcoll, task_rejects = read_tasks(p, ctx)
             rejects.append(task_rejects)
         trajs, read_rejects = read_and_join(p, ctx, tasks_pcoll)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 
-from corpora.repos import repo_for
-from miners.loc_eval import evaluate, format_table, load_gold, load_predictions
+from swemine.corpora.repos import repo_for
+from swemine.miners.localization.evaluate import evaluate, format_table, load_gold, load_predictions
 
 
 def add_arguments(parser) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from miners.github_issues import DEFAULT_API, GitHubClient, dump_issues
+from swemine.clients.github import DEFAULT_API, GitHubClient, dump_issues
 
 
 def add_arguments(parser) -> None:

@@ -2,7 +2,7 @@
 
 API (what a pipeline module calls)::
 
-    from pipelines.filtering import add_filter_arguments, filter_config_from_args, apply_filters, \
+    from swemine.pipelines.filtering import add_filter_arguments, filter_config_from_args, apply_filters, \
         contamination_summarizer
 
     def add_arguments(parser):                       # in the pipeline module
@@ -25,7 +25,7 @@ duplicate-action / keep-N-shortest) → ``dedup_exact`` / ``dedup_near``. It ret
 ``filtered`` (one PCollection of ``FILTERED_SCHEMA`` rows) goes into ``Built.filtered`` so that every drop lands
 in ``<output>/filtered/`` with its reason and evidence. Call it once per output type, with a distinct ``label``
 when a pipeline filters several types. Record types: ``trajectory``, ``task``, ``source_file``, ``fim``,
-``localization``, ``error_diagnosis``, ``error_view`` (see :data:`filters.fields.FIELD_SPECS`); any other type falls back to
+``localization``, ``error_diagnosis``, ``error_view`` (see :data:`swemine.filters.fields.FIELD_SPECS`); any other type falls back to
 scanning every string field. A pipeline may override a type's fields in the config:
 ``filter_config["fields"] = {"fim": {"texts": ["prefix", "middle", "suffix"], "dedup_key": ["file_content"]}}``.
 
@@ -41,25 +41,26 @@ import hashlib
 import io
 import json
 import os
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import apache_beam as beam
 
-from filters.benchmarks import load_benchmarks
-from filters.canon import RepoCanon, normalize_repo, read_alias_table, root_commits
-from corpora.records import FILTERED_SCHEMA
-from filters.decontam import LEVELS, STAGE as DECONTAM_STAGE, DecontamConfig, Decontaminator, \
-    boilerplate_features, doc_key
-from filters.dedup import DedupConfig
-from filters.fields import spec_for
-from filters.license import PERMISSIVE, LicenseConfig, license_stage_fn
-from filters.quality import GROUP_STAGE, QualityConfig, instance_key, quality_stage_fn, select_per_instance
-from filters.report import contamination_rows, write_contamination_report
-from filters.secrets import SecretsConfig, secrets_stage_fn
-from manifests.shards import read_rows
-from pipelines.dedup_stage import Dedup
-from pipelines.runner import FILTERED_PREFIX
-from pipelines.stage import FILTERED, REJECTS, Counters, StageDoFn, apply_stage, route
+from swemine.corpora.records import FILTERED_SCHEMA
+from swemine.filters.benchmarks import load_benchmarks
+from swemine.filters.canon import RepoCanon, normalize_repo, read_alias_table, root_commits
+from swemine.filters.decontam import LEVELS, DecontamConfig, Decontaminator, boilerplate_features, doc_key
+from swemine.filters.decontam import STAGE as DECONTAM_STAGE
+from swemine.filters.dedup import DedupConfig
+from swemine.filters.fields import spec_for
+from swemine.filters.license import PERMISSIVE, LicenseConfig, license_stage_fn
+from swemine.filters.quality import GROUP_STAGE, QualityConfig, instance_key, quality_stage_fn, select_per_instance
+from swemine.filters.report import contamination_rows, write_contamination_report
+from swemine.filters.secrets import SecretsConfig, secrets_stage_fn
+from swemine.manifests.shards import read_rows
+from swemine.pipelines.dedup_stage import Dedup
+from swemine.pipelines.runner import FILTERED_PREFIX
+from swemine.pipelines.stage import FILTERED, REJECTS, Counters, StageDoFn, apply_stage, route
 
 
 # -- CLI ------------------------------------------------------------------------------------------------------
@@ -210,7 +211,7 @@ class _DecontamDoFn(StageDoFn):
 
 
 def _boilerplate(pcoll, fcfg, record_type):
-    """PCollection of the benchmark features frequent in ``pcoll`` (see :func:`filters.decontam.boilerplate_features`)."""
+    """PCollection of the benchmark features frequent in ``pcoll`` (see :func:`swemine.filters.decontam.boilerplate_features`)."""
     cfg = decontam_config(fcfg)
     feats = (pcoll | "BoilerFeatures" >> beam.ParDo(_Features(fcfg, record_type))
              | "BoilerDistinct" >> beam.Distinct())
@@ -289,7 +290,7 @@ class ApplyFilters(beam.PTransform):
 def apply_filters(pcoll, record_type: str, filter_config: Mapping[str, Any] | None, ctx=None, label: str = ""):
     """Run the configured filters over ``pcoll`` (records of ``record_type``); returns ``(kept, filtered)``.
 
-    ``ctx`` (the :class:`pipelines.runner.RunContext`) is accepted for symmetry with other helpers; the filter
+    ``ctx`` (the :class:`swemine.pipelines.runner.RunContext`) is accepted for symmetry with other helpers; the filter
     config carries everything. ``label`` names the composite transform (default: the record type).
     """
     return pcoll | f"Filters[{label or record_type}]" >> ApplyFilters(record_type, filter_config)

@@ -15,17 +15,33 @@ import re
 
 import apache_beam as beam
 
-from corpora.records import Reject, make_reject
-from miners.fim.formats import FAMILIES, FIM_SCHEMA, FIM_SPLITS, FORMATS
-from miners.fim.mine import (EMIT_STAGE, MIX_STAGE, SELECT_STAGE, FileSelection, apply_mixture, check_format,
-                             emit_samples, file_key, mixture_fractions, select_repo, target_counts)
-from miners.fim.parse import STAGE as PARSE_STAGE
-from miners.fim.rationale import STAGE as RATIONALE_STAGE
-from miners.fim.parse import FileParser
-from miners.fim.scoring import FimConfig
-from pipelines.filtering import add_filter_arguments, apply_filters, contamination_summarizer, filter_config_from_args
-from pipelines.runner import Built, PipelineSpec, combine_summaries
-from pipelines.stage import FILTERED, Counters, apply_stage
+from swemine.corpora.records import Reject, make_reject
+from swemine.miners.fim.formats import FAMILIES, FIM_SCHEMA, FIM_SPLITS, FORMATS
+from swemine.miners.fim.mine import (
+    EMIT_STAGE,
+    MIX_STAGE,
+    SELECT_STAGE,
+    FileSelection,
+    apply_mixture,
+    check_format,
+    emit_samples,
+    file_key,
+    mixture_fractions,
+    select_repo,
+    target_counts,
+)
+from swemine.miners.fim.parse import STAGE as PARSE_STAGE
+from swemine.miners.fim.parse import FileParser
+from swemine.miners.fim.rationale import STAGE as RATIONALE_STAGE
+from swemine.miners.fim.scoring import FimConfig
+from swemine.pipelines.filtering import (
+    add_filter_arguments,
+    apply_filters,
+    contamination_summarizer,
+    filter_config_from_args,
+)
+from swemine.pipelines.runner import Built, PipelineSpec, combine_summaries
+from swemine.pipelines.stage import FILTERED, Counters, apply_stage
 
 OUTPUT = "fim/train"
 LLM_CACHE = os.path.join(os.path.expanduser("~"), ".cache", "swemine", "llm")
@@ -73,7 +89,7 @@ def split_spec(spec: str) -> tuple[str, str | None]:
 
 def read_repo(spec: str, max_bytes: int):
     """SourceFiles of one repo spec (rejects for unreadable files, or for a repo that cannot be opened)."""
-    from corpora.repos import RepoError, open_repo
+    from swemine.corpora.repos import RepoError, open_repo
 
     path, commit = split_spec(spec)
     try:
@@ -157,8 +173,8 @@ def _route_context(kv):
 
 
 def _rationale_factory(llm: dict):
-    from miners.fim.rationale import Rationale
-    from miners.llm_client import LLMClient
+    from swemine.clients.llm import LLMClient
+    from swemine.miners.fim.rationale import Rationale
 
     client = LLMClient(base_url=llm["llm_base_url"], model=llm["llm_model"], cache_dir=llm["llm_cache_dir"],
                        timeout_s=llm["llm_timeout"], max_retries=llm["llm_retries"],

@@ -1,7 +1,7 @@
 """``swemine formats``: the registered readers and how each is detected."""
 from __future__ import annotations
 
-from corpora import formats
+from swemine.corpora import formats
 
 
 def add_arguments(parser) -> None:

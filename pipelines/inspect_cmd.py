@@ -7,7 +7,7 @@ import json
 import fsspec
 import pyarrow.parquet as pq
 
-from manifests.manifest import read_manifest
+from swemine.manifests.manifest import read_manifest
 
 
 def add_arguments(parser) -> None:

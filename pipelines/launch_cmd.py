@@ -1,7 +1,7 @@
 """``swemine launch midtrain``: print or start a mid-training job (local, torchrun, or Slurm)."""
 from __future__ import annotations
 
-from launchers.launch import add_launch_arguments, launch
+from swemine.launchers.launch import add_launch_arguments, launch
 
 
 def add_arguments(parser) -> None:

@@ -1,7 +1,7 @@
 """``swemine run localization``: gold regions, discovery/commit labels, rewards and retrieval pairs per trajectory.
 
 ``--input`` trajectories are read and joined with ``--tasks`` (the shared front), grouped by instance and mined
-by :func:`miners.localization.mine_instance`; without ``--input`` every task yields one gold-location record.
+by :func:`swemine.miners.localization.mine.mine_instance`; without ``--input`` every task yields one gold-location record.
 ``--repos DIR`` holds one git repository per GitHub repo (``owner__name``, bare or not): instances whose repo is
 there get ``repo`` gold (tree-sitter over the base commit), the others ``patch_only`` gold.
 """
@@ -13,16 +13,21 @@ from dataclasses import asdict, fields
 
 import apache_beam as beam
 
-from corpora.inputs import expand_inputs
-from corpora.records import make_reject
-from corpora.repos import repo_for
-from miners.code_structure import StructureParser
-from miners.localization import LOCALIZATION_SCHEMA, STAGE, RewardConfig, mine_instance
-from pipelines.filtering import add_filter_arguments, apply_filters, contamination_summarizer, filter_config_from_args
-from pipelines.runner import Built, PipelineSpec
-from pipelines.stage import apply_stage
-from pipelines.tasks_input import read_tasks
-from pipelines.trajectories import read_and_join
+from swemine.corpora.inputs import expand_inputs
+from swemine.corpora.records import make_reject
+from swemine.corpora.repos import repo_for
+from swemine.miners.code_structure import StructureParser
+from swemine.miners.localization.mine import LOCALIZATION_SCHEMA, STAGE, RewardConfig, mine_instance
+from swemine.pipelines.filtering import (
+    add_filter_arguments,
+    apply_filters,
+    contamination_summarizer,
+    filter_config_from_args,
+)
+from swemine.pipelines.runner import Built, PipelineSpec
+from swemine.pipelines.stage import apply_stage
+from swemine.pipelines.tasks_input import read_tasks
+from swemine.pipelines.trajectories import read_and_join
 
 OUTPUT = "localization/train"
 
@@ -74,7 +79,7 @@ def _group(kv, with_inputs: bool):
     return [{"instance_id": iid, "tasks": tasks, "trajs": trajs}]
 
 
-def build_spec(inputs: list[str], tasks: list[str], repos: str = "", reward: RewardConfig = RewardConfig(),
+def build_spec(inputs: list[str], tasks: list[str], repos: str = "", reward: RewardConfig = RewardConfig(),  # noqa: B008 (frozen)
                max_file_bytes: int = 1 << 30, num_buckets: int | None = None,
                filters: dict | None = None) -> PipelineSpec:
     """The ``localization`` pipeline (see the module docstring)."""

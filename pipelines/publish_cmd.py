@@ -4,9 +4,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from manifests import card as cardlib
-from manifests.publish import DEFAULT_FILES_PER_COMMIT, build_plan, publish
-from manifests.runs import RunError
+from swemine.manifests import card as cardlib
+from swemine.manifests.publish import DEFAULT_FILES_PER_COMMIT, build_plan, publish
+from swemine.manifests.runs import RunError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

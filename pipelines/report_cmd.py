@@ -4,8 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from manifests.report import write_report
-from manifests.runs import RunError
+from swemine.manifests.report import write_report
+from swemine.manifests.runs import RunError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

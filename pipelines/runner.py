@@ -12,8 +12,9 @@ import logging
 import math
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import apache_beam as beam
 import fsspec
@@ -21,10 +22,10 @@ import pyarrow as pa
 from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.options.pipeline_options import PipelineOptions
 
-from corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
-from manifests import manifest as mf
-from manifests.shards import TMP_DIR, bucket_of, finalize_shards, write_bucket
-from pipelines import dataflow
+from swemine.corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
+from swemine.manifests import manifest as mf
+from swemine.manifests.shards import TMP_DIR, bucket_of, finalize_shards, write_bucket
+from swemine.pipelines import dataflow
 
 log = logging.getLogger("swemine")
 

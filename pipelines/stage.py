@@ -1,7 +1,7 @@
 """The thin Beam adapter around plain-Python stage functions (DESIGN rule 1).
 
 A stage function takes one record and yields any number of results: ordinary records, ``Reject``s and
-``Filtered`` records (see :mod:`corpora.records`). :class:`StageDoFn` routes them to the main, ``rejects`` and
+``Filtered`` records (see :mod:`swemine.corpora.records`). :class:`StageDoFn` routes them to the main, ``rejects`` and
 ``filtered`` outputs and counts ``<stage>.in``, ``<stage>.out``, ``<stage>.rejected.<reason>`` and
 ``<stage>.filtered.<reason>`` as Beam metrics, which the manifest folds into per-stage counts.
 
@@ -13,13 +13,14 @@ from __future__ import annotations
 import logging
 import time
 import traceback
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from corpora.records import Filtered, Reject, make_reject, short_repr
-from manifests.manifest import COUNTER_NAMESPACE
+from swemine.corpora.records import Filtered, Reject, make_reject, short_repr
+from swemine.manifests.manifest import COUNTER_NAMESPACE
 
 REJECTS = "rejects"
 FILTERED = "filtered"

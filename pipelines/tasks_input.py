@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import apache_beam as beam
 
-from corpora.tasks import load_tasks
-from pipelines.stage import apply_stage
+from swemine.corpora.tasks import load_tasks
+from swemine.pipelines.stage import apply_stage
 
 
 def read_tasks(p: beam.Pipeline, ctx, key: str = "tasks", label: str = "Tasks"):

@@ -4,7 +4,7 @@ Stages: ``history_list`` (one repository spec → its commits) → ``Reshuffle``
 commit by commit) → ``history_mine`` (one commit → a Task or a Filtered record with the reason) → group by
 ``instance_id`` → ``history_dedupe`` (one task per instance). ``issues`` reads the issue dumps once so that
 their bad rows are counted as rejects. With ``--localization`` every task then goes through ``localization``
-(:func:`miners.localization.mine_instance` without trajectories) against the repository it was mined from, so
+(:func:`swemine.miners.localization.mine.mine_instance` without trajectories) against the repository it was mined from, so
 its gold localization record (gold quality ``repo``) is written to ``localization/train`` in the same run.
 """
 from __future__ import annotations
@@ -15,18 +15,29 @@ import subprocess
 
 import apache_beam as beam
 
-from corpora.records import TASK_SCHEMA, make_reject
-from corpora.repos import GitRepo, RepoError, is_url, name_from_path, open_repo
-from miners.code_structure import StructureParser
-from miners.history import (DEFAULT_TEST_RULES, STAGE_LIST, MineConfig, list_commits, mine_commit,
-                            pick_instance)
-from miners.issue_links import IssueIndex, read_issues
-from miners.localization import LOCALIZATION_SCHEMA, mine_instance
-from miners.localization import STAGE as STAGE_LOCALIZATION
-from pipelines.localization import OUTPUT as LOCALIZATION_OUTPUT
-from pipelines.filtering import add_filter_arguments, apply_filters, contamination_summarizer, filter_config_from_args
-from pipelines.runner import Built, PipelineSpec
-from pipelines.stage import apply_stage
+from swemine.corpora.records import TASK_SCHEMA, make_reject
+from swemine.corpora.repos import GitRepo, RepoError, is_url, name_from_path, open_repo
+from swemine.miners.code_structure import StructureParser
+from swemine.miners.localization.mine import LOCALIZATION_SCHEMA, mine_instance
+from swemine.miners.localization.mine import STAGE as STAGE_LOCALIZATION
+from swemine.miners.tasks.history import (
+    DEFAULT_TEST_RULES,
+    STAGE_LIST,
+    MineConfig,
+    list_commits,
+    mine_commit,
+    pick_instance,
+)
+from swemine.miners.tasks.issue_links import IssueIndex, read_issues
+from swemine.pipelines.filtering import (
+    add_filter_arguments,
+    apply_filters,
+    contamination_summarizer,
+    filter_config_from_args,
+)
+from swemine.pipelines.localization import OUTPUT as LOCALIZATION_OUTPUT
+from swemine.pipelines.runner import Built, PipelineSpec
+from swemine.pipelines.stage import apply_stage
 
 OUTPUT = "tasks/train"
 

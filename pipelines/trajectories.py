@@ -5,12 +5,17 @@ import argparse
 
 import apache_beam as beam
 
-from corpora.inputs import expand_inputs
-from corpora.normalize import apply_labels, apply_task, read_unit
-from corpora.records import TRAJECTORY_SCHEMA
-from pipelines.filtering import add_filter_arguments, apply_filters, contamination_summarizer, filter_config_from_args
-from pipelines.runner import Built, PipelineSpec, RunContext
-from pipelines.stage import Counters, apply_stage
+from swemine.corpora.inputs import expand_inputs
+from swemine.corpora.normalize import apply_labels, apply_task, read_unit
+from swemine.corpora.records import TRAJECTORY_SCHEMA
+from swemine.pipelines.filtering import (
+    add_filter_arguments,
+    apply_filters,
+    contamination_summarizer,
+    filter_config_from_args,
+)
+from swemine.pipelines.runner import Built, PipelineSpec, RunContext
+from swemine.pipelines.stage import Counters, apply_stage
 
 OUTPUT = "data/train"
 
@@ -80,14 +85,14 @@ def read_and_join(p: beam.Pipeline, ctx: RunContext, tasks_pcoll=None):
 def build_spec(inputs: list[str], tasks: list[str] | None = None, max_file_bytes: int = 1 << 30,
                num_buckets: int | None = None, filters: dict | None = None) -> PipelineSpec:
     """The ``trajectories`` pipeline over ``inputs`` (optionally joined with task files), then the filters
-    configured in ``filters`` (see :func:`pipelines.filtering.filter_config_from_args`)."""
+    configured in ``filters`` (see :func:`swemine.pipelines.filtering.filter_config_from_args`)."""
     config = {"inputs": list(inputs), "tasks": list(tasks or []), "max_file_bytes": max_file_bytes,
               "filters": dict(filters or {})}
 
     def build(p, ctx):
         tasks_pcoll = None
         if ctx.config["tasks"]:
-            from pipelines.tasks_input import read_tasks
+            from swemine.pipelines.tasks_input import read_tasks
             tasks_pcoll, task_rejects = read_tasks(p, ctx)
         trajs, rejects = read_and_join(p, ctx, tasks_pcoll)
         kept, filtered = apply_filters(trajs, "trajectory", ctx.config["filters"], ctx)

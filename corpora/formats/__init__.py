@@ -1,23 +1,30 @@
 """Registry of trajectory and run-metadata formats, in detection order (first match wins).
 
-Each format module defines one or more :class:`corpora.formats.base.Format` subclasses; list an instance
+Each format module defines one or more :class:`swemine.corpora.formats.base.Format` subclasses; list an instance
 here to make it auto-detected. More specific formats come before more general ones.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
-from corpora.formats import autocoderover
-from corpora.formats.base import LABEL_PRIORITY, Format
-from corpora.formats.chat_rows import OpenAIChatRow, SweAgentRow
-from corpora.formats.mini_swe_agent import MiniSweAgentTraj
-from corpora.formats.moatless import MoatlessV1, MoatlessV2, MoatlessV3
-from corpora.formats.openhands import OpenHandsLlmCompletion, OpenHandsOutput
-from corpora.formats.run_labels import (ExitStatuses, FinalReport, HarnessReport, Preds, ResultJson,
-                                        ResultsSummary, SbCliReport)
-from corpora.formats.swe_agent import SweAgentTraj
-from corpora.formats.who_and_when import WhoAndWhen
-from corpora.inputs import register_directory_format
+from swemine.corpora.formats import autocoderover
+from swemine.corpora.formats.base import LABEL_PRIORITY, Format
+from swemine.corpora.formats.chat_rows import OpenAIChatRow, SweAgentRow
+from swemine.corpora.formats.mini_swe_agent import MiniSweAgentTraj
+from swemine.corpora.formats.moatless import MoatlessV1, MoatlessV2, MoatlessV3
+from swemine.corpora.formats.openhands import OpenHandsLlmCompletion, OpenHandsOutput
+from swemine.corpora.formats.run_labels import (
+    ExitStatuses,
+    FinalReport,
+    HarnessReport,
+    Preds,
+    ResultJson,
+    ResultsSummary,
+    SbCliReport,
+)
+from swemine.corpora.formats.swe_agent import SweAgentTraj
+from swemine.corpora.formats.who_and_when import WhoAndWhen
+from swemine.corpora.inputs import register_directory_format
 
 FORMATS: list[Format] = [
     autocoderover.AcrEvalReport(),   # before the generic report/result formats: its labels cover the run folder
@@ -40,7 +47,7 @@ FORMATS: list[Format] = [
     WhoAndWhen(),
 ]
 
-#: Directory formats (see ``corpora.inputs.register_directory_format``): name -> reader(dir_uri) yielding records.
+#: Directory formats (see ``swemine.corpora.inputs.register_directory_format``): name -> reader(dir_uri) yielding records.
 DIRECTORY_READERS: dict[str, Callable[[str], Iterator[dict]]] = {}
 register_directory_format(autocoderover.NAME, autocoderover.is_acr_dir)
 DIRECTORY_READERS[autocoderover.NAME] = autocoderover.read_acr_dir

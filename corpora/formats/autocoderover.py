@@ -22,13 +22,14 @@ from __future__ import annotations
 import hashlib
 import posixpath
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import fsspec
 
-from corpora.formats.base import Format, make_label, make_step, make_trajectory, text
-from corpora.inputs import DocSource, iter_documents, read_bytes
-from corpora.records import Reject, make_reject
+from swemine.corpora.formats.base import Format, make_label, make_step, make_trajectory, text
+from swemine.corpora.inputs import DocSource, iter_documents, read_bytes
+from swemine.corpora.records import Reject, make_reject
 
 NAME = "autocoderover-dir"
 _NUM_RE = re.compile(r"_(\d+)(?:\.json|\.diff)?$")

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import json
 import posixpath
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from corpora.inputs import DocSource
-from corpora.records import TRAJECTORY_SCHEMA, conform, content_id, dumps_extra, provenance
+from swemine.corpora.inputs import DocSource
+from swemine.corpora.records import TRAJECTORY_SCHEMA, conform, content_id, dumps_extra, provenance
 
 #: Label sources by trust, highest first: per-instance harness reports beat run summaries beat what the agent said.
 LABEL_PRIORITY = {"report.json": 50, "sb-cli-report": 45, "eval-log": 42, "result.json": 40, "results-summary": 35,

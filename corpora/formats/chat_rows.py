@@ -9,17 +9,18 @@
   ``exit_status``, ``generated_patch``, ``eval_logs``, ``trajectory[{role: system|user|ai, text, mask}]``; an
   ``ai`` turn is a thought plus one fenced SWE-agent command, the next ``user`` turn its observation.
 
-Steps follow :func:`corpora.formats.chat.chat_steps`.
+Steps follow :func:`swemine.corpora.formats.chat.chat_steps`.
 """
 from __future__ import annotations
 
 import json
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from corpora.formats.base import Format, make_trajectory, text
-from corpora.formats.chat import Action, chat_steps, fenced_command, thought_text
-from corpora.formats.swe_agent import problem_statement_from, split_command
-from corpora.inputs import DocSource
+from swemine.corpora.formats.base import Format, make_trajectory, text
+from swemine.corpora.formats.chat import Action, chat_steps, fenced_command, thought_text
+from swemine.corpora.formats.swe_agent import problem_statement_from, split_command
+from swemine.corpora.inputs import DocSource
 
 
 def _messages(doc: dict) -> list | None:

@@ -6,12 +6,13 @@ after it is the observation, ``<returncode>N</returncode><output>...</output>`` 
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from corpora.formats.base import Format, make_trajectory
-from corpora.formats.chat import Action, chat_steps, fenced_command, thought_text
-from corpora.formats.swe_agent import problem_statement_from
-from corpora.inputs import DocSource
+from swemine.corpora.formats.base import Format, make_trajectory
+from swemine.corpora.formats.chat import Action, chat_steps, fenced_command, thought_text
+from swemine.corpora.formats.swe_agent import problem_statement_from
+from swemine.corpora.inputs import DocSource
 
 
 def bash_action(content: str) -> Action:

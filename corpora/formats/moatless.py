@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import json
 import posixpath
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from corpora.formats.base import Format, make_step, make_trajectory, text
-from corpora.inputs import DocSource
+from swemine.corpora.formats.base import Format, make_step, make_trajectory, text
+from swemine.corpora.inputs import DocSource
 
 _THOUGHT_KEYS = ("thoughts", "scratch_pad")
 

@@ -14,19 +14,20 @@ resolver rows (``issue{owner, repo, number}``) get the id ``<owner>__<repo>-<num
 
 ``llm_completions/<instance_id>/*.json`` files are single LLM calls: ``messages`` (the whole conversation up to
 the call) + ``response``. Each file is read as one trajectory *snapshot*: the messages plus the response's
-message, segmented by :func:`corpora.formats.chat.chat_steps`. Several files of one instance overlap (each is a
+message, segmented by :func:`swemine.corpora.formats.chat.chat_steps`. Several files of one instance overlap (each is a
 prefix of the next); the reader keeps them all and records the call ``timestamp`` in ``extra_json``.
 """
 from __future__ import annotations
 
 import json
 import posixpath
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from corpora.formats.base import Format, make_step, make_trajectory, text, to_int
-from corpora.formats.chat import chat_steps, render_call
-from corpora.formats.swe_agent import problem_statement_from
-from corpora.inputs import DocSource
+from swemine.corpora.formats.base import Format, make_step, make_trajectory, text, to_int
+from swemine.corpora.formats.chat import chat_steps, render_call
+from swemine.corpora.formats.swe_agent import problem_statement_from
+from swemine.corpora.inputs import DocSource
 
 #: OpenHands action type → the tool the model called (used when ``tool_call_metadata`` is absent).
 ACTION_TOOLS = {"run": "execute_bash", "run_ipython": "execute_ipython_cell", "edit": "str_replace_editor",

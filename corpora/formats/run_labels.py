@@ -1,6 +1,6 @@
 """Run-metadata label formats: files that say, per instance, whether a run resolved it (and what it submitted).
 
-Each yields :func:`corpora.formats.base.make_label` records; the normalizer applies a label to the
+Each yields :func:`swemine.corpora.formats.base.make_label` records; the normalizer applies a label to the
 trajectories of the same ``instance_id`` under its ``run_root`` (the most trusted label wins, see
 ``LABEL_PRIORITY``). ``run_root`` is the folder holding the file, except where the file sits in a sub-folder of
 the run: ``logs/<instance_id>/report.json`` (run = two levels above ``logs/<id>``) and
@@ -9,10 +9,11 @@ the run: ``logs/<instance_id>/report.json`` (run = two levels above ``logs/<id>`
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from corpora.formats.base import Format, make_label
-from corpora.inputs import DocSource
+from swemine.corpora.formats.base import Format, make_label
+from swemine.corpora.inputs import DocSource
 
 _TRAJECTORY_KEYS = ("trajectory", "messages", "history", "steps")
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 import json
 import posixpath
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from corpora.formats.base import Format, make_step, make_trajectory, text
-from corpora.inputs import DocSource
+from swemine.corpora.formats.base import Format, make_step, make_trajectory, text
+from swemine.corpora.inputs import DocSource
 
 _ISSUE_RE = re.compile(r"ISSUE:\s*\n(.*?)\n\s*INSTRUCTIONS:", re.S)
 _PR_RE = re.compile(r"<pr_description>\s*(.*?)\s*</pr_description>", re.S)

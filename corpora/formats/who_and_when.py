@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
-from corpora.formats.base import Format, make_step, make_trajectory, text, to_int
-from corpora.inputs import DocSource
+from swemine.corpora.formats.base import Format, make_step, make_trajectory, text, to_int
+from swemine.corpora.inputs import DocSource
 
 _EXIT_RE = re.compile(r"^\s*exitcode:\s*(-?\d+)")
 _EXECUTORS = ("Computer_terminal",)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from corpora.records import PROVENANCE_FIELDS
+from swemine.corpora.records import PROVENANCE_FIELDS
 
 FORMATS = ("chat", "psm", "spm", "repo")
 

@@ -17,9 +17,10 @@ edge attribute per kind, because one ordered pair can be both a call and a sibli
 from __future__ import annotations
 
 from collections import defaultdict
+
 import networkx as nx
 
-from miners.fim.parse import CallSite, FileStructure, FunctionInfo
+from swemine.miners.fim.parse import CallSite, FileStructure, FunctionInfo
 
 _MAX_HOPS = 4
 

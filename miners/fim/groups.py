@@ -19,10 +19,19 @@ import heapq
 from dataclasses import dataclass
 from itertools import combinations
 
-from miners.fim.graph import RepoGraph, node_id
-from miners.fim.parse import FileStructure
-from miners.fim.scoring import (FimConfig, Scored, difficulty, eligibility, inferability, inferability_parts,
-                                penalty, score_node, selection_score)
+from swemine.miners.fim.graph import RepoGraph, node_id
+from swemine.miners.fim.parse import FileStructure
+from swemine.miners.fim.scoring import (
+    FimConfig,
+    Scored,
+    difficulty,
+    eligibility,
+    inferability,
+    inferability_parts,
+    penalty,
+    score_node,
+    selection_score,
+)
 
 PAIR_TYPES = ("mutual_call", "caller_callee", "sibling_coupled", "co_callee")
 TRIPLE_TYPES = ("call_chain", "hub", "fan_in", "class_triad")

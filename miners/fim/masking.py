@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from itertools import accumulate
 
-from corpora.records import ReasonedError
-from miners.fim.parse import FunctionInfo, span_sha
+from swemine.corpora.records import ReasonedError
+from swemine.miners.fim.parse import FunctionInfo, span_sha
 
 MASK = "# <MASKED_FUNCTION_BODY>"
 

@@ -10,16 +10,17 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator
+from typing import Any
 
-from corpora.records import Filtered, Reject, content_id, dumps_extra, make_filtered, make_reject
-from miners.fim.formats import FAMILIES, FIM_SPLITS, FORMATS, chat_answer, chat_prompt, raw_text, repo_level
-from miners.fim.graph import RepoGraph, build_graph
-from miners.fim.groups import select_groups
-from miners.fim.masking import FileText, MaskError, mask
-from miners.fim.parse import FileParser, FileStructure, FunctionInfo, paused_gc
-from miners.fim.scoring import FimConfig, Scored, file_in_bounds, select_singles
+from swemine.corpora.records import Filtered, Reject, content_id, dumps_extra, make_filtered, make_reject
+from swemine.miners.fim.formats import FAMILIES, FIM_SPLITS, FORMATS, chat_answer, chat_prompt, raw_text, repo_level
+from swemine.miners.fim.graph import RepoGraph, build_graph
+from swemine.miners.fim.groups import select_groups
+from swemine.miners.fim.masking import FileText, MaskError, mask
+from swemine.miners.fim.parse import FileParser, FileStructure, FunctionInfo, paused_gc
+from swemine.miners.fim.scoring import FimConfig, Scored, file_in_bounds, select_singles
 
 SELECT_STAGE = "fim_select"
 EMIT_STAGE = "fim_emit"

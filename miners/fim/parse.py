@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from corpora.records import Reject, make_reject
+from swemine.corpora.records import Reject, make_reject
 
 STAGE = "fim_parse"
 

@@ -19,8 +19,8 @@ import json
 import re
 from typing import Any
 
-from corpora.records import make_filtered, make_reject
-from miners.fim.formats import FAMILIES
+from swemine.corpora.records import make_filtered, make_reject
+from swemine.miners.fim.formats import FAMILIES
 
 STAGE = "fim_rationale"
 DIMENSIONS = ("correctness", "executability", "api_usage", "readability", "completeness")
@@ -115,7 +115,7 @@ class Rationale:
         self.critic_model = critic_model or None
 
     def __call__(self, row: dict[str, Any]):
-        from miners.llm_client import LLMError
+        from swemine.clients.llm import LLMError
 
         names = [t["func_name"] for t in row["targets"]]
         user = strip_special_tokens(row["messages"][0]["content"])

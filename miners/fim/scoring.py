@@ -9,8 +9,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from miners.fim.graph import RepoGraph, node_id
-from miners.fim.parse import FileStructure, FunctionInfo
+from swemine.miners.fim.graph import RepoGraph, node_id
+from swemine.miners.fim.parse import FileStructure, FunctionInfo
 
 #: Dunder methods the released module skips (methods.md §4.5; rich comparisons spelled out).
 SKIP_DUNDERS = ("__init__", "__new__", "__del__", "__repr__", "__str__", "__len__", "__getitem__", "__setitem__",

@@ -3,9 +3,9 @@ import json
 import pathlib
 import shutil
 
-from corpora.formats.autocoderover import is_acr_dir, read_acr_dir
-from corpora.inputs import expand_inputs
-from corpora.normalize import normalize_paths
+from swemine.corpora.formats.autocoderover import is_acr_dir, read_acr_dir
+from swemine.corpora.inputs import expand_inputs
+from swemine.corpora.normalize import normalize_paths
 
 RUN = "autocoderover/results/acr-run-1"
 ASTROPY = "applicable_patch/astropy__astropy-14995_2024-04-06_13-44-56"

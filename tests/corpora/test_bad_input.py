@@ -11,8 +11,8 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from corpora.normalize import normalize_paths
-from pipelines import runner, trajectories
+from swemine.corpora.normalize import normalize_paths
+from swemine.pipelines import runner, trajectories
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories"
 BIG = 50 * 1024 * 1024

@@ -4,11 +4,11 @@ from collections import Counter
 
 import datasets
 
-from corpora.inputs import expand_inputs
-from corpora.normalize import normalize_paths, read_unit
-from corpora.records import Reject
-from pipelines.runner import execute
-from pipelines.trajectories import build_spec
+from swemine.corpora.inputs import expand_inputs
+from swemine.corpora.normalize import normalize_paths, read_unit
+from swemine.corpora.records import Reject
+from swemine.pipelines.runner import execute
+from swemine.pipelines.trajectories import build_spec
 
 MINI_RUN = "mini-swe-agent/swebench_results/20251118_gemini-3-pro-74pct"
 

@@ -5,9 +5,9 @@ import pathlib
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from corpora.formats.chat import chat_steps, exit_code_from, parse_text_tool_call
-from corpora.formats.chat_rows import resolved_value, tool_spec_name
-from corpora.normalize import normalize_paths
+from swemine.corpora.formats.chat import chat_steps, exit_code_from, parse_text_tool_call
+from swemine.corpora.formats.chat_rows import resolved_value, tool_spec_name
+from swemine.corpora.normalize import normalize_paths
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories"
 

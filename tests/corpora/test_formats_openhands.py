@@ -1,8 +1,8 @@
 """OpenHands readers: eval/resolver output.jsonl event histories and llm_completions snapshots."""
 import pathlib
 
-from corpora.formats.openhands import canonical_repo
-from corpora.normalize import normalize_paths
+from swemine.corpora.formats.openhands import canonical_repo
+from swemine.corpora.normalize import normalize_paths
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories" / "openhands"
 COMPLETIONS = ("openhands/evaluation/evaluation_outputs/outputs/princeton-nlp__SWE-bench_Verified-test/CodeActAgent/"

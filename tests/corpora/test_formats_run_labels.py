@@ -2,8 +2,8 @@
 import pathlib
 from collections import Counter
 
-from corpora.inputs import Unit
-from corpora.normalize import apply_labels, normalize_paths, read_unit
+from swemine.corpora.inputs import Unit
+from swemine.corpora.normalize import apply_labels, normalize_paths, read_unit
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories"
 MINI = "mini-swe-agent/swebench_results/20251118_gemini-3-pro-74pct"

@@ -1,10 +1,10 @@
 """Moatless v1 / v2 / v3 readers on the real moatless-tools files."""
 import json
 
-from corpora.formats.base import make_step
-from corpora.formats.moatless import MoatlessV3, flag_header, render_output, tool_from_class, tree_path
-from corpora.inputs import DocSource
-from corpora.normalize import normalize_paths
+from swemine.corpora.formats.base import make_step
+from swemine.corpora.formats.moatless import MoatlessV3, flag_header, render_output, tool_from_class, tree_path
+from swemine.corpora.inputs import DocSource
+from swemine.corpora.normalize import normalize_paths
 
 V1_RUN = "moatless/evaluations/20240617_moatless_gpt-4o-2024-05-13"
 V3_RUN = "moatless/evaluations/20241117_moatless_claude_3_5_sonnet_20241022"

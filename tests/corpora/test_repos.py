@@ -2,8 +2,8 @@ import os
 
 import pytest
 
-from corpora import repos
-from corpora.records import Reject
+from swemine.corpora import repos
+from swemine.corpora.records import Reject
 from tests.gitutil import commit_files, git, init_repo
 
 MIT = "Permission is hereby granted, free of charge, to any person obtaining a copy"
@@ -78,7 +78,7 @@ def test_directory_stdlib_and_package_sources(tmp_path):
 
 
 def test_license_file_recognition():
-    from corpora.licenses import license_from_text
+    from swemine.corpora.licenses import license_from_text
     assert license_from_text("Apache License\nVersion 2.0, January 2004") == "Apache-2.0"
     assert license_from_text("GNU GENERAL PUBLIC LICENSE\n Version 3, 29 June 2007") == "GPL-3.0"
     assert license_from_text("all rights reserved") == ""

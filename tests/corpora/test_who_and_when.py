@@ -1,7 +1,7 @@
 """Who&When multi-agent failure logs: steps indexed like history, so mistake_step compares directly."""
 import json
 
-from corpora.normalize import normalize_paths
+from swemine.corpora.normalize import normalize_paths
 
 ROOT = "who-and-when/Who_and_When"
 

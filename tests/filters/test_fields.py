@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from filters.fields import first_value, iter_texts, set_path, spec_for
+from swemine.filters.fields import first_value, iter_texts, set_path, spec_for
 
 
 def test_paths_per_type_and_fallback():

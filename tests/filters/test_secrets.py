@@ -6,9 +6,8 @@ import logging
 
 import pytest
 
-from corpora.records import Filtered
-
-from filters.secrets import SecretScanner, SecretsConfig, secrets_stage_fn
+from swemine.corpora.records import Filtered
+from swemine.filters.secrets import SecretScanner, SecretsConfig, secrets_stage_fn
 
 AWS = "AKIAQ7FAKE0EXAMPLE12"                                  # AWS access-key shape, fictional
 GH = "ghp_" + "Fk3" * 12                                        # GitHub token shape (36 chars after prefix)

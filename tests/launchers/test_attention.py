@@ -5,7 +5,7 @@ import torch
 import transformers
 from conftest import tiny_config
 
-from launchers import attention, packing
+from swemine.launchers import attention, packing
 
 CALLS = []
 

@@ -4,7 +4,7 @@ import pyarrow.parquet as pq
 import pytest
 from conftest import chat_rows, train_tokenizer, write_chat
 
-from launchers import data
+from swemine.launchers import data
 
 
 def test_psm_and_spm_layouts_use_the_family_tokens(tokenizer):

@@ -6,10 +6,10 @@ import sysconfig
 
 import pytest
 
-pytest.importorskip("pipelines.fim")
+pytest.importorskip("swemine.pipelines.fim")
 
-from launchers import train  # noqa: E402
-from pipelines import cli  # noqa: E402
+from swemine.launchers import train  # noqa: E402
+from swemine.pipelines import cli  # noqa: E402
 
 FILES = ("textwrap.py", "shlex.py", "fnmatch.py", "glob.py", "heapq.py", "bisect.py")
 

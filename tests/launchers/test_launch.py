@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from launchers import train
-from pipelines import cli
+from swemine.launchers import train
+from swemine.pipelines import cli
 
 BASE = ["launch", "midtrain", "--data", "runs/fim", "--data", "localization=org/loc-views",
         "--model", "Qwen/Qwen2.5-Coder-7B-Instruct", "--output", "/ckpt/run1", "--mix", "fim=0.8,localization=0.2"]
@@ -30,7 +30,7 @@ def test_torchrun_dry_run(capsys):
     out = dry_run(BASE + ["--format", "psm", "--seq-len", "8192", "--gpus-per-node", "4"], capsys)
     argv = shlex.split(out)
     assert argv[:4] == ["torchrun", "--standalone", "--nnodes=1", "--nproc-per-node=4"]
-    assert argv[4:6] == ["-m", "launchers.train"]
+    assert argv[4:6] == ["-m", "swemine.launchers.train"]
     worker = argv[6:]
     assert worker == ["--data", "runs/fim", "--data", "localization=org/loc-views", "--model",
                       "Qwen/Qwen2.5-Coder-7B-Instruct", "--format", "psm", "--output", "/ckpt/run1", "--mix",
@@ -56,7 +56,7 @@ def test_slurm_dry_run(capsys):
     assert "--nnodes=$SLURM_NNODES" in argv and "--nproc-per-node=8" in argv
     assert "--rdzv-backend=c10d" in argv and "--rdzv-endpoint=$MASTER_ADDR:$MASTER_PORT" in argv
     assert "--rdzv-id=$SLURM_JOB_ID" in argv
-    worker = argv[argv.index("launchers.train") + 1:]
+    worker = argv[argv.index("swemine.launchers.train") + 1:]
     cfg = _worker_config(worker)
     assert cfg.sharding == "zero3" and cfg.gradient_checkpointing is False and cfg.model.endswith("7B-Instruct")
     assert subprocess.run(["bash", "-n"], input=out, text=True).returncode == 0    # valid shell
@@ -68,7 +68,7 @@ def test_launcher_errors_and_local_plan(capsys):
     with pytest.raises(ValueError, match="whitespace"):
         cli.main(BASE[:-4] + ["--output", "/ckpt/my run", "--launcher", "slurm", "--dry-run"])
     out = dry_run(BASE + ["--launcher", "local", "--max-steps", "3"], capsys)
-    assert shlex.split(out)[:3] == [sys.executable, "-m", "launchers.train"]
+    assert shlex.split(out)[:3] == [sys.executable, "-m", "swemine.launchers.train"]
     assert shlex.split(out)[-2:] == ["--max-steps", "3"]
 
 
@@ -76,7 +76,7 @@ def test_local_launch_trains(tmp_path, fim_run, tiny_model_dir):
     """The local target really runs: a subprocess of the worker trains and writes its summary."""
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": os.getcwd(), "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
-    argv = [sys.executable, "-m", "pipelines.cli", "launch", "midtrain", "--launcher", "local",
+    argv = [sys.executable, "-m", "swemine.pipelines.cli", "launch", "midtrain", "--launcher", "local",
             "--data", f"fim={fim_run}", "--model", str(tiny_model_dir), "--format", "spm", "--output", str(out),
             "--seq-len", "128", "--global-batch", "4", "--micro-batch", "4", "--max-steps", "3",
             "--save-steps", "3", "--peak-tflops", "0.5"]

@@ -4,8 +4,8 @@ import torch
 import transformers
 from conftest import tiny_config
 
-from launchers import packing
-from launchers.data import IGNORE_INDEX
+from swemine.launchers import packing
+from swemine.launchers.data import IGNORE_INDEX
 
 
 def test_next_fit_and_row_layout():
@@ -20,7 +20,7 @@ def test_next_fit_and_row_layout():
 
 
 def test_pack_dataset_counts(tokenizer, fim_run):
-    from launchers import data
+    from swemine.launchers import data
     docs, _ = data.encode_dataset(data.load_part(str(fim_run)), data.make_encoder(tokenizer, "psm", "fim"))
     rows, stats = packing.pack_dataset(docs, seq_len=256, pad_id=tokenizer.pad_token_id)
     lengths = docs["length"]

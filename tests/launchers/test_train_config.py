@@ -5,7 +5,7 @@ import json
 import pytest
 import transformers
 
-from launchers import train
+from swemine.launchers import train
 
 
 def test_fsdp_config_reaches_training_arguments(tmp_path):

@@ -7,7 +7,7 @@ import pytest
 import torch
 from transformers import TrainerCallback
 
-from launchers import train
+from swemine.launchers import train
 
 
 class Preempted(RuntimeError):

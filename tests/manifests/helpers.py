@@ -11,9 +11,9 @@ import time
 
 import pyarrow as pa
 
-from corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
-from manifests import manifest as mf
-from manifests.shards import finalize_shards, write_bucket
+from swemine.corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
+from swemine.manifests import manifest as mf
+from swemine.manifests.shards import finalize_shards, write_bucket
 
 REPO_ROOT = pathlib.Path(__file__).resolve().parents[2]
 LOC_SCHEMA = pa.schema([pa.field("record_id", pa.string(), nullable=False), pa.field("repo", pa.string()),

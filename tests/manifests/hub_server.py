@@ -112,7 +112,7 @@ _LFS_BATCH_RE = re.compile(r"^/(?P<type>datasets)/(?P<repo>[^/]+/[^/]+)\.git/inf
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server: "HubServer"
+    server: HubServer
 
     def log_message(self, *args):  # quiet
         pass
@@ -490,7 +490,7 @@ class HubServer(ThreadingHTTPServer):
     def url(self) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}"
 
-    def __enter__(self) -> "HubServer":
+    def __enter__(self) -> HubServer:
         self._thread.start()
         return self
 

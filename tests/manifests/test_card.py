@@ -6,9 +6,10 @@ import json
 import pytest
 import yaml
 
-from manifests.card import CardError, publishable_groups, render_card, size_category, validate_card
-from manifests.runs import RunError, load_runs
+from swemine.manifests.card import CardError, publishable_groups, render_card, size_category, validate_card
+from swemine.manifests.runs import RunError, load_runs
 from tests.manifests.helpers import VIEW_SCHEMA, make_mixed_runs, make_run
+
 
 def _header(text: str) -> dict:
     return yaml.safe_load(text.split("---\n", 2)[1])

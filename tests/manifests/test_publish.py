@@ -9,10 +9,10 @@ import sys
 import pytest
 from huggingface_hub.errors import HfHubHTTPError
 
-from manifests.publish import Backoff, build_plan, is_transient, publish
-from pipelines.cli import main as cli_main
-from tests.manifests.hub_server import Fault
+from swemine.manifests.publish import Backoff, build_plan, is_transient, publish
+from swemine.pipelines.cli import main as cli_main
 from tests.manifests.helpers import hub_env, load_back, make_mixed_runs
+from tests.manifests.hub_server import Fault
 
 FAST = Backoff(attempts=3, base_seconds=0.01, max_seconds=0.05)
 
@@ -122,7 +122,7 @@ def test_dry_run_makes_no_network_call(real_run, monkeypatch, capsys):
 def test_cli_publishes_private_branch_with_token_from_env(real_run, hub, tmp_path):
     token = "hf_SecretValue123"
     env = hub_env(hub.url, tmp_path / "hf", token=token)
-    cmd = [sys.executable, "-m", "pipelines.cli", "publish", str(real_run), "--repo-id", "org/cli", "--private",
+    cmd = [sys.executable, "-m", "swemine.pipelines.cli", "publish", str(real_run), "--repo-id", "org/cli", "--private",
            "--revision", "dev", "--tag", "v1", "--max-files-per-commit", "3"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]

@@ -12,9 +12,9 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from corpora.records import TRAJECTORY_SCHEMA
-from manifests.report import build_report, write_report
-from pipelines.cli import main as cli_main
+from swemine.corpora.records import TRAJECTORY_SCHEMA
+from swemine.manifests.report import build_report, write_report
+from swemine.pipelines.cli import main as cli_main
 from tests.manifests.helpers import make_mixed_runs, make_run
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -4,9 +4,18 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from corpora.records import REJECT_SCHEMA, sha256_file, TASK_SCHEMA, SchemaError, conform, content_id, make_reject, to_table
-from manifests import manifest as mf
-from manifests.shards import bucket_of, finalize_shards, read_rows, write_bucket
+from swemine.corpora.records import (
+    REJECT_SCHEMA,
+    TASK_SCHEMA,
+    SchemaError,
+    conform,
+    content_id,
+    make_reject,
+    sha256_file,
+    to_table,
+)
+from swemine.manifests import manifest as mf
+from swemine.manifests.shards import bucket_of, finalize_shards, read_rows, write_bucket
 
 
 def _task(i):

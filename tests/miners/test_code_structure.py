@@ -3,7 +3,7 @@ import ast
 import os
 import sysconfig
 
-from miners.code_structure import StructureParser
+from swemine.miners.code_structure import StructureParser
 
 PACKAGES = ("json", "email", "http", "logging", "concurrent", "asyncio", "unittest", "xml")
 

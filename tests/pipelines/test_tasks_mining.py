@@ -5,12 +5,12 @@ import subprocess
 import datasets
 import pytest
 
-from manifests.shards import read_rows
-from miners.history import patch_applies
-from miners.localization import LOCALIZATION_SCHEMA
-from pipelines.cli import main
+from swemine.manifests.shards import read_rows
+from swemine.miners.localization.mine import LOCALIZATION_SCHEMA
+from swemine.miners.tasks.history import patch_applies
+from swemine.pipelines.cli import main
 from tests.gitutil import git
-from tests.miners.history_repo import build_history, build_shapes, write_issues
+from tests.miners.tasks.history_repo import build_history, build_shapes, write_issues
 
 PROJECT = pathlib.Path(__file__).resolve().parents[2]
 IN_GIT = subprocess.run(["git", "-C", str(PROJECT), "rev-parse", "HEAD"], capture_output=True).returncode == 0
@@ -66,7 +66,7 @@ def test_run_tasks_on_a_clone_of_this_project_with_a_squash_merged_fix(tmp_path)
     """A real tree: a clone of this project plus one squash-merged fix on top yields exactly that task."""
     clone = tmp_path / "acme__swemine"
     subprocess.run(["git", "clone", "-q", str(PROJECT), str(clone)], check=True)
-    target = clone / "miners" / "history.py"
+    target = clone / "miners" / "tasks" / "history.py"
     target.write_text(target.read_text().replace("max_code_files: int = 10", "max_code_files: int = 12"))
     base = git(str(clone), "rev-parse", "HEAD")
     git(str(clone), "commit", "-q", "-am", "Allow twelve code files per task (#101)\n\nTen was too strict for us.")
@@ -75,7 +75,7 @@ def test_run_tasks_on_a_clone_of_this_project_with_a_squash_merged_fix(tmp_path)
     rows = read_rows(str(out), "tasks/train")
     assert [(r["instance_id"], r["base_commit"], r["statement_source"]) for r in rows] == [
         ("acme__swemine-101", base, "pr_message")]
-    assert rows[0]["patch"].startswith("diff --git a/miners/history.py b/miners/history.py")
+    assert rows[0]["patch"].startswith("diff --git a/miners/tasks/history.py b/miners/tasks/history.py")
     assert patch_applies(str(clone), base, rows[0]["patch"])
 
 

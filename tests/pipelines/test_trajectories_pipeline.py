@@ -2,9 +2,9 @@ import json
 
 import datasets
 
-from manifests.shards import read_rows
-from pipelines import runner, trajectories
-from pipelines.cli import main
+from swemine.manifests.shards import read_rows
+from swemine.pipelines import runner, trajectories
+from swemine.pipelines.cli import main
 
 
 def test_swe_agent_corpus_end_to_end(corpora_dir, tmp_path):

@@ -1,0 +1,1 @@
+"""swemine miners: errors."""

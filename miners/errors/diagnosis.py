@@ -1,0 +1,507 @@
+"""Stages 2–4 of the error–diagnosis miner: diagnose, verify against the recorded evidence, replay hook.
+
+A *work item* travels between the stages as a plain dict::
+
+    {"trajectory": <TRAJECTORY_SCHEMA dict, steps annotated>, "candidates": [{step, flag}],
+     "recoveries": [{error_step, fix_step, flag}], "gold_patch": str, "gold_files": [...],
+     "diagnosis": {...}, "diagnoser": str}
+
+A *diagnosis* (what a :class:`Diagnoser` returns, what the LLM must emit; :data:`DIAGNOSIS_JSON_SCHEMA`) speaks
+the source's own step numbers where they are unique (``source_index``; for Who&When the ``history`` index), so
+labels compare directly::
+
+    {error_step, error_category, evidence: [{step, quote}], explanation,
+     proposed_correction: {tool_name, tool_args_json, action_text}, expected_effect, confidence}
+
+:func:`verify` runs the methods.md §3.3 checks; a failed check becomes a ``Reject`` naming it.
+:func:`build_record` makes the :data:`ERROR_DIAGNOSIS_SCHEMA` row (methods.md §3.5 field names).
+"""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable
+from typing import Any, Protocol
+
+import pyarrow as pa
+
+from swemine.corpora.formats.base import repo_from_instance
+from swemine.corpora.records import PROVENANCE_FIELDS, Reject, content_id, dumps_extra, make_reject
+from swemine.miners import actions as act
+from swemine.miners.errors import flags as ef
+from swemine.miners.errors.flags import CATEGORIES, ErrorFlag
+from swemine.miners.errors.transcript import step_numbers
+
+DIAGNOSE_STAGE = "diagnose"
+VERIFY_STAGE = "verify"
+STATUS_VERIFIED = "verified"
+STATUS_NOT_DIAGNOSED = "not_diagnosed"
+
+ACTION_TYPE = pa.struct([pa.field("tool_name", pa.string()), pa.field("tool_args_json", pa.string()),
+                         pa.field("action_text", pa.string())])
+ERROR_DIAGNOSIS_SCHEMA = pa.schema([
+    pa.field("record_id", pa.string(), nullable=False),
+    pa.field("status", pa.string()),                   # verified | not_diagnosed (budget / endpoint exhausted)
+    pa.field("source_dataset", pa.string()),            # the reader's source_format
+    pa.field("trajectory_id", pa.string()),
+    pa.field("instance_id", pa.string()),
+    pa.field("repo", pa.string()),
+    pa.field("environment", pa.string()),               # e.g. "swe-bench"; "" when unknown
+    pa.field("harness_family", pa.string()),
+    pa.field("policy_model", pa.string()),
+    pa.field("resolved", pa.bool_()),
+    pa.field("error_step", pa.int32()),                 # the source's own step number when unique, else idx
+    pa.field("candidate_flags", pa.list_(pa.struct([pa.field("step", pa.int32()), pa.field("flag", pa.string())]))),
+    pa.field("error_category", pa.string()),
+    pa.field("evidence", pa.list_(pa.struct([pa.field("step", pa.int32()), pa.field("quote", pa.string())]))),
+    pa.field("explanation", pa.string()),
+    pa.field("proposed_correction", ACTION_TYPE),
+    pa.field("correction_source", pa.string()),         # natural_recovery | gold_patch | rule_template | llm
+    pa.field("original_action", ACTION_TYPE),
+    pa.field("expected_effect", pa.string()),
+    pa.field("confidence", pa.float32()),
+    pa.field("recovery_step", pa.int32()),              # the agent's own fixing step, when it recovered
+    pa.field("verification", pa.struct([pa.field("evidence_ok", pa.bool_()), pa.field("action_valid", pa.bool_()),
+                                        pa.field("category_ok", pa.bool_()),
+                                        pa.field("judge_agreement", pa.bool_())])),
+    pa.field("replay", pa.struct([pa.field("supported", pa.bool_()), pa.field("original_pass", pa.bool_()),
+                                  pa.field("corrected_pass", pa.bool_()), pa.field("seed", pa.int32())])),
+    pa.field("diagnoser_model", pa.string()),
+    pa.field("view_diagnosis", pa.bool_()),
+    pa.field("view_recovery", pa.bool_()),
+    pa.field("view_preference", pa.bool_()),
+    pa.field("extra_json", pa.string()),
+    *PROVENANCE_FIELDS,
+])
+
+_ACTION_JSON = {"type": "object", "additionalProperties": False,
+                "required": ["tool_name", "tool_args_json", "action_text"],
+                "properties": {"tool_name": {"type": "string"}, "tool_args_json": {"type": "string"},
+                               "action_text": {"type": "string"}}}
+#: What a diagnoser (the LLM) must return; validated by :func:`swemine.clients.llm.validate_json`.
+DIAGNOSIS_JSON_SCHEMA: dict = {
+    "type": "object", "additionalProperties": False,
+    "required": ["error_step", "error_category", "evidence", "explanation", "proposed_correction",
+                 "expected_effect", "confidence"],
+    "properties": {
+        "error_step": {"type": "integer", "minimum": 0},
+        "error_category": {"type": "string", "enum": list(CATEGORIES)},
+        "evidence": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "additionalProperties": False, "required": ["step", "quote"],
+            "properties": {"step": {"type": "integer", "minimum": 0}, "quote": {"type": "string", "minLength": 1}}}},
+        "explanation": {"type": "string", "minLength": 1},
+        "proposed_correction": _ACTION_JSON,
+        "expected_effect": {"type": "string"},
+        "confidence": {"type": "number", "minimum": 0, "maximum": 1},
+    },
+}
+
+
+class NotDiagnosed(str):
+    """Why a diagnoser could not run on an item (budget spent, endpoint unreachable): the item is written as a
+    ``not_diagnosed`` record so a later run (with budget) can pick it up."""
+
+
+class Diagnoser(Protocol):
+    """Stage 2. ``diagnose(item)`` returns a diagnosis dict, a ``Reject`` (bad answer) or ``NotDiagnosed``."""
+    name: str
+
+    def diagnose(self, item: dict) -> dict | Reject | NotDiagnosed: ...
+
+
+# ---- step index helpers -----------------------------------------------------------------------------------
+
+def source_of(traj: dict, idx: int) -> int:
+    """Normalized step idx → the number diagnoses cite (:func:`swemine.miners.errors.transcript.step_numbers`)."""
+    return step_numbers(traj["steps"])[idx]
+
+
+def idx_of(traj: dict, number: int) -> int | None:
+    """A cited step number → normalized idx (None when no step has it)."""
+    numbers = step_numbers(traj.get("steps") or [])
+    return numbers.index(number) if number in numbers else None
+
+
+def action_of(step: dict) -> dict:
+    """The ``{tool_name, tool_args_json, action_text}`` of a step."""
+    return {"tool_name": step.get("tool_name") or "", "tool_args_json": step.get("tool_args_json") or "",
+            "action_text": step.get("action_text") or ""}
+
+
+def _norm_ws(text: str) -> str:
+    return " ".join((text or "").split())
+
+
+def quote_in_step(step: dict, quote: str) -> bool:
+    """``quote`` occurs verbatim (whitespace-normalized) in the step's observation, action or thought."""
+    q = _norm_ws(quote)
+    if not q:
+        return False
+    return any(q in _norm_ws(step.get(k) or "") for k in ("observation", "action_text", "thought", "tool_args_json"))
+
+
+# ---- stage 1 → work item ------------------------------------------------------------------------------------
+
+def make_item(traj: dict, gold_patch: str = "") -> dict:
+    """Annotate a trajectory (stage 1) and wrap it as a work item; ``gold_patch`` is the task's reference
+    patch ("" when unknown), whose files drive the gold flags."""
+    gold = act.patch_files(gold_patch)
+    annotated, cands = ef.annotate(traj, gold)
+    return {"trajectory": annotated, "candidates": cands, "recoveries": ef.find_recoveries(annotated, cands),
+            "gold_patch": gold_patch or "", "gold_files": gold}
+
+
+# ---- the rule-based diagnoser -------------------------------------------------------------------------------
+
+_QUOTE_RES: dict[str, re.Pattern] = {
+    ErrorFlag.TRACEBACK.value: re.compile(r"^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception): .*$|"
+                                          r"Traceback \(most recent call last\):", re.M),
+    ErrorFlag.EDIT_REJECTED.value: re.compile(r"Your proposed edit has introduced new syntax error\S*|"
+                                              r"No replacement was performed[^\n`]*|did not appear verbatim[^\n]*|"
+                                              r"not found in[^\n]*|Multiple occurrences of string found[^\n]*|"
+                                              r"fail_reason\W+\w+|E\d{3} \w+Error: [^\n]*"),
+    ErrorFlag.SHELL_ERROR.value: re.compile(r"[^\n]*(?:command not found|No such file or directory|Permission denied|"
+                                            r"syntax error near unexpected token)[^\n]*"),
+    ErrorFlag.NONZERO_EXIT.value: re.compile(r"<returncode>-?\d+</returncode>|exit code -?\d+|exitcode: -?\d+[^\n]*"),
+    ErrorFlag.TEST_FAILURE.value: re.compile(r"^=+ .*?\b\d+ (?:failed|errors?)\b.*?=+\s*$|^FAILED[^\n]*|^ERROR [^\n]*",
+                                             re.M),
+    ErrorFlag.TOOL_ERROR.value: re.compile(r"Invalid `\w+` parameter[^\n]*|does not exist[^\n]*|^Usage: [^\n]*|"
+                                           r"not found[^\n]*", re.M),
+    ErrorFlag.FORMAT_ERROR.value: re.compile(r"[^\n]*(?:not formatted correctly|EXACTLY ONE action|tool calls|"
+                                             r"is required for command|Failed to parse|Unrecognized command|"
+                                             r"Invalid action)[^\n]*", re.I),
+}
+_TB_FILE_RE = re.compile(r'File "([^"]+)", line (\d+)')
+#: Decisive-step preference in failed runs: gold-file misses first, then execution failures, then process errors.
+_GOLD_ORDER = (ErrorFlag.WRONG_FILE_EDIT, ErrorFlag.LOCALIZATION_MISS, ErrorFlag.INCORRECT_FIX)
+_FAILED_ORDER = (ErrorFlag.EDIT_REJECTED, ErrorFlag.TEST_FAILURE, ErrorFlag.TRACEBACK, ErrorFlag.SHELL_ERROR,
+                 ErrorFlag.TOOL_ERROR, ErrorFlag.NONZERO_EXIT, ErrorFlag.FORMAT_ERROR, ErrorFlag.LOOP,
+                 ErrorFlag.PREMATURE_FINISH)
+
+
+def evidence_quote(step: dict, flag: str, gold_files: Iterable[str] = ()) -> str:
+    """A short verbatim quote from ``step`` that shows ``flag`` (≤ 200 chars; "" when nothing fits)."""
+    obs = step.get("observation") or ""
+    rx = _QUOTE_RES.get(flag)
+    if rx is not None:
+        m = rx.search(obs)
+        if m and m.group(0).strip():
+            return m.group(0).strip()[:200]
+    if flag in (ErrorFlag.LOCALIZATION_MISS.value, ErrorFlag.WRONG_FILE_EDIT.value):
+        blob = " ".join((step.get("action_text") or "", step.get("tool_args_json") or "", obs[:4000]))
+        paths = ([p for p in gold_files if p in blob] if flag == ErrorFlag.LOCALIZATION_MISS.value else [])
+        if paths:
+            return paths[0]
+    text = (step.get("action_text") or step.get("tool_args_json") or "").strip()
+    if text:
+        return text.splitlines()[0][:200]
+    first = next((ln.strip() for ln in obs.splitlines() if ln.strip()), "")
+    return first[:200]
+
+
+def choose_decisive(item: dict) -> tuple[int, str] | None:
+    """The earliest decisive (step idx, category): in a failed run the gold-based flags first (wrong file,
+    missed gold file, wrong change to the gold file), then the earliest unrecovered error of the most decisive
+    kind (:data:`_FAILED_ORDER`); in a resolved run (or when every error was recovered) the earliest
+    recovered error."""
+    cands = item["candidates"]
+    if not cands:
+        return None
+    recovered = {r["error_step"] for r in item["recoveries"]}
+    traj = item["trajectory"]
+    steps = traj["steps"]
+    actor = [c for c in cands if act.is_actor(steps[c["step"]])]
+    if traj.get("resolved") is not True:
+        def earliest(flags):
+            for flag in flags:
+                hits = [c["step"] for c in actor if c["flag"] == flag.value and c["step"] not in recovered]
+                if hits:
+                    return min(hits), flag.value
+            return None
+        pick = earliest(_GOLD_ORDER) or earliest(_FAILED_ORDER)
+        if pick:
+            return pick
+    for r in sorted(item["recoveries"], key=lambda r: r["error_step"]):
+        return r["error_step"], r["flag"]
+    first = min(actor, key=lambda c: c["step"], default=None)
+    return (first["step"], first["flag"]) if first else None
+
+
+def _render(harness: str, kind: str, path: str = "", line: int = 0, command: str = "") -> dict:
+    """A correction action in ``harness``'s own syntax: ``view`` a file (at a line) or ``run`` a command."""
+    if kind == "view":
+        if harness == "swe-agent":
+            text = f"open {path}" + (f" {line}" if line else "")
+            return {"tool_name": "open", "tool_args_json": json.dumps({"args": text[5:]}), "action_text": text}
+        if harness == "openhands":
+            args = {"command": "view", "path": path}
+            if line:
+                args["view_range"] = [max(1, line - 20), line + 20]
+            return {"tool_name": "str_replace_editor", "tool_args_json": json.dumps(args, sort_keys=True),
+                    "action_text": ""}
+        if harness == "moatless":
+            args = {"command": "view", "path": path}
+            return {"tool_name": "ViewCode", "tool_args_json": json.dumps(args),
+                    "action_text": ""}
+        cmd = f"nl -ba {path}" + (f" | sed -n '{max(1, line - 20)},{line + 20}p'" if line else " | head -200")
+        return {"tool_name": "bash", "tool_args_json": json.dumps({"command": cmd}), "action_text": cmd}
+    if harness == "swe-agent":
+        head, _, rest = command.partition(" ")
+        return {"tool_name": head, "tool_args_json": json.dumps({"args": rest}) if rest else "", "action_text": command}
+    if harness == "openhands":
+        return {"tool_name": "execute_bash", "tool_args_json": json.dumps({"command": command}), "action_text": ""}
+    return {"tool_name": "bash", "tool_args_json": json.dumps({"command": command}), "action_text": command}
+
+
+def _last_file(steps: list[dict], upto: int) -> str:
+    """The file most recently opened, edited or named in a traceback at or before ``upto``."""
+    open_file = ""
+    for s in steps[: upto + 1]:
+        if not act.is_actor(s):
+            continue
+        open_file = act.opened_path(s) or (act.edited_path(s, open_file) if act.is_edit(s) else "") or open_file
+    return open_file
+
+
+def _template_correction(item: dict, idx: int, flag: str) -> tuple[dict, str, str]:
+    """Rule-based correction when the agent never fixed the step itself: (action, expected effect, source) —
+    source ``gold_patch`` when the action applies the task's reference change, else ``rule_template``."""
+    traj = item["trajectory"]
+    harness, steps = traj.get("harness") or "", traj["steps"]
+    step = steps[idx]
+    gold = item["gold_files"]
+    if flag in (ErrorFlag.WRONG_FILE_EDIT.value, ErrorFlag.LOCALIZATION_MISS.value) and gold:
+        return _render(harness, "view", gold[0]), f"inspect the gold file {gold[0]} that the fix belongs in", \
+            "rule_template"
+    if flag == ErrorFlag.INCORRECT_FIX.value:
+        path = next((g for g in gold if ef.same_file(act.edited_path(step, _last_file(steps, idx - 1)), g)), gold[0])
+        section = act.patch_section(item["gold_patch"], path)
+        if section:
+            return _render(harness, "run", command=f"git apply <<'EOF'\n{section}EOF"), \
+                f"apply the reference change to {path} instead", "gold_patch"
+        return _render(harness, "view", path), f"re-read {path} around the change: the fix logic is wrong", \
+            "rule_template"
+    if flag in (ErrorFlag.PREMATURE_FINISH.value, ErrorFlag.LOOP.value):
+        tests = [s for s in steps[:idx] if act.is_actor(s) and act.is_test_run(s)]
+        cmd = act.command_text(tests[-1]) if tests else "python -m pytest -x -q"
+        if flag == ErrorFlag.LOOP.value and tests and act.same_action(tests[-1], step):
+            cmd = "git diff"
+        effect = ("break the repetition: inspect what changed" if flag == ErrorFlag.LOOP.value
+                  else "run the tests / reproduction before submitting")
+        return _render(harness, "run", command=cmd), effect, "rule_template"
+    frames = _TB_FILE_RE.findall(ef.effective_step(steps, idx).get("observation") or "")
+    repo_frames = [(p, int(n)) for p, n in frames if "site-packages" not in p and not p.startswith("<")]
+    if repo_frames:
+        path, line = repo_frames[-1]
+        return _render(harness, "view", act.normalize_path(path), line), \
+            f"read the code at {act.normalize_path(path)}:{line} where the error is raised", "rule_template"
+    path = act.edited_path(step, _last_file(steps, idx - 1)) or _last_file(steps, idx)
+    if path:
+        return _render(harness, "view", path), f"re-read {path} before acting on it again", "rule_template"
+    return _render(harness, "run", command="ls"), "re-orient in the repository before retrying", "rule_template"
+
+
+_EXPLAIN = {
+    "traceback": "the action raised an exception",
+    "nonzero_exit": "the command exited with a non-zero status",
+    "shell_error": "the shell could not run the command as written",
+    "edit_rejected": "the scaffold rejected the edit",
+    "tool_error": "the tool rejected the call's arguments",
+    "format_error": "the turn did not contain exactly one parseable action",
+    "test_failure": "the tests failed after the change",
+    "loop": "the agent repeated an action without new information",
+    "premature_finish": "the agent submitted without running any test or reproduction after its last edit",
+    "localization_miss": "the agent saw the file that needed the fix but never edited it",
+    "wrong_file_edit": "the agent's submitted change touches a file the fix does not belong in",
+    "incorrect_fix": "the agent edited the right file but the run stayed unresolved: the fix logic is wrong",
+}
+
+
+class RuleDiagnoser:
+    """Deterministic, offline diagnoser (the default): earliest decisive flagged step, a verbatim quote, a
+    templated explanation; the correction is the agent's own later fix when it recovered, else a
+    harness-syntax template (view the implicated file / run the tests)."""
+    name = "rules-v1"
+
+    def diagnose(self, item: dict) -> dict | Reject | NotDiagnosed:
+        traj = item["trajectory"]
+        pick = choose_decisive(item)
+        if pick is None:
+            return make_reject(DIAGNOSE_STAGE, "no_decisive_step", "no actor step carries a candidate flag",
+                               **provenance_of(traj))
+        idx, flag = pick
+        steps = traj["steps"]
+        step = steps[idx]
+        quote = evidence_quote(ef.effective_step(steps, idx), flag, item["gold_files"])
+        cited = idx if quote_in_step(step, quote) else ef.observed(steps, idx)
+        fix = next((r for r in item["recoveries"] if r["error_step"] == idx), None)
+        if fix is not None:
+            correction, source = action_of(steps[fix["fix_step"]]), "natural_recovery"
+            effect = f"the agent's own next {steps[fix['fix_step']].get('tool_name') or 'action'} ran clean"
+        else:
+            correction, effect, source = _template_correction(item, idx, flag)
+        tool = step.get("tool_name") or "action"
+        return {
+            "error_step": source_of(traj, idx), "error_category": flag,
+            "evidence": [{"step": source_of(traj, cited), "quote": quote}] if quote else [],
+            "explanation": f"At step {source_of(traj, idx)} ({tool}) {_EXPLAIN[flag]}: \"{quote[:120]}\".",
+            "proposed_correction": correction, "expected_effect": effect,
+            "confidence": 0.9 if source == "natural_recovery" else 0.5, "correction_source": source,
+        }
+
+
+def provenance_of(traj: dict) -> dict:
+    """Reject provenance keywords (uri, locator, sha256, subject_id, config_hash) of a trajectory."""
+    return {"uri": traj.get("source_uri") or "", "locator": traj.get("source_locator") or "",
+            "sha256": traj.get("source_sha256") or "", "subject_id": traj.get("record_id") or "",
+            "config_hash": traj.get("config_hash") or ""}
+
+
+# ---- stage 3: verification ------------------------------------------------------------------------------------
+
+CHECKS = ("step_exists", "step_is_actor", "evidence_verbatim", "flag_or_contradiction", "correction_valid",
+          "correction_differs", "category_consistent")
+
+
+def verify(item: dict, diagnosis: dict) -> list[str]:
+    """The §3.3 checks that ``diagnosis`` fails on ``item`` (empty list = verified), in :data:`CHECKS` order."""
+    traj = item["trajectory"]
+    steps = traj["steps"]
+    failed: list[str] = []
+    idx = idx_of(traj, int(diagnosis["error_step"]))
+    if idx is None:
+        return ["step_exists"]
+    step = steps[idx]
+    if not act.is_actor(step):
+        failed.append("step_is_actor")
+    evidence = diagnosis.get("evidence") or []
+    cited = []
+    for ev in evidence:
+        j = idx_of(traj, int(ev["step"]))
+        if j is None or not quote_in_step(steps[j], ev["quote"]):
+            failed.append("evidence_verbatim")
+            break
+        cited.append(j)
+    if not evidence:
+        failed.append("evidence_verbatim")
+    flagged = ef.flags_by_step(item["candidates"])
+    if not flagged.get(idx) and not any(j > idx and flagged.get(j) for j in cited):
+        failed.append("flag_or_contradiction")
+    correction = diagnosis.get("proposed_correction") or {}
+    if act.validate_action(traj.get("harness") or "", correction):
+        failed.append("correction_valid")
+    if act.same_action(correction, action_of(step)):
+        failed.append("correction_differs")
+    if not category_consistent(item, idx, diagnosis.get("error_category") or ""):
+        failed.append("category_consistent")
+    return failed
+
+
+def category_consistent(item: dict, idx: int, category: str) -> bool:
+    """Category vs recorded facts: a flag category needs that flag at the step (``test_failure``: a test run at
+    or after it; ``localization_miss`` / ``wrong_file_edit``: gold files and that flag somewhere; ``other``
+    never verifies."""
+    traj = item["trajectory"]
+    steps = traj["steps"]
+    flags_here = ef.flags_by_step(item["candidates"]).get(idx, [])
+    if category in flags_here:
+        return True
+    if category == ErrorFlag.TEST_FAILURE.value:
+        return any(act.is_test_run(s) for s in steps[idx:] if act.is_actor(s))
+    if category in (ErrorFlag.LOCALIZATION_MISS.value, ErrorFlag.WRONG_FILE_EDIT.value):
+        return bool(item["gold_files"]) and any(c["flag"] == category for c in item["candidates"])
+    return False
+
+
+def verification_reject(item: dict, diagnosis: dict, failed: list[str]) -> Reject:
+    """A reject naming the first failed check (all of them in the message)."""
+    return make_reject(VERIFY_STAGE, f"check_failed:{failed[0]}",
+                       f"failed checks: {', '.join(failed)}; diagnosis: {json.dumps(diagnosis, default=str)[:1500]}",
+                       **provenance_of(item["trajectory"]))
+
+
+# ---- stage 4: replay hook ------------------------------------------------------------------------------------
+
+class ReplayEnvironment(Protocol):
+    """An environment that can restore a trajectory at a step and run an action there (not implemented here:
+    that needs the task's container image). ``run`` returns whether the verifier passed after the action."""
+
+    def supports(self, traj: dict) -> bool: ...
+
+    def run(self, traj: dict, error_idx: int, action: dict, seed: int) -> bool: ...
+
+
+class NoReplay:
+    """The default: nothing can be replayed, and records say so (``replay.supported = false``)."""
+
+    def supports(self, traj: dict) -> bool:
+        return False
+
+    def run(self, traj: dict, error_idx: int, action: dict, seed: int) -> bool:
+        raise NotImplementedError("replay is not supported without an executable environment")
+
+
+def replay(item: dict, diagnosis: dict, env: ReplayEnvironment | None = None) -> dict:
+    """Stage 4: original-action retry vs proposed correction from the same checkpoint, seeded from the ids."""
+    env = env or NoReplay()
+    traj = item["trajectory"]
+    seed = int(content_id(traj["record_id"], diagnosis["error_step"])[:6], 16)
+    if not env.supports(traj):
+        return {"supported": False, "original_pass": None, "corrected_pass": None, "seed": seed}
+    idx = idx_of(traj, int(diagnosis["error_step"]))
+    original = env.run(traj, idx, action_of(traj["steps"][idx]), seed)
+    corrected = env.run(traj, idx, diagnosis["proposed_correction"], seed)
+    return {"supported": True, "original_pass": original, "corrected_pass": corrected, "seed": seed}
+
+
+# ---- record ----------------------------------------------------------------------------------------------------
+
+def environment_of(traj: dict) -> str:
+    """Coarse environment label from the instance id (SWE-bench style ids → ``swe-bench``)."""
+    return "swe-bench" if repo_from_instance(traj.get("instance_id") or "") else ""
+
+
+def build_record(item: dict, diagnosis: dict | NotDiagnosed, diagnoser: str,
+                 replay_result: dict | None = None) -> dict:
+    """The ``ERROR_DIAGNOSIS_SCHEMA`` row; a ``NotDiagnosed`` makes a ``not_diagnosed`` record."""
+    traj = item["trajectory"]
+    cands = [{"step": source_of(traj, c["step"]), "flag": c["flag"]} for c in item["candidates"]]
+    base: dict[str, Any] = {
+        "source_dataset": traj.get("source_format") or "", "trajectory_id": traj.get("trajectory_id") or "",
+        "instance_id": traj.get("instance_id") or "", "repo": traj.get("repo") or "",
+        "environment": environment_of(traj), "harness_family": traj.get("harness") or "",
+        "policy_model": traj.get("model_name") or "", "resolved": traj.get("resolved"),
+        "candidate_flags": cands, "diagnoser_model": diagnoser,
+        **{k: traj.get(k) or "" for k in ("source_uri", "source_locator", "source_sha256", "config_hash")},
+    }
+    if isinstance(diagnosis, NotDiagnosed):
+        return {**base, "record_id": content_id("error-diagnosis", traj["record_id"], diagnoser, STATUS_NOT_DIAGNOSED),
+                "status": STATUS_NOT_DIAGNOSED, "error_step": None, "evidence": [], "error_category": "",
+                "explanation": "", "proposed_correction": None, "correction_source": "", "original_action": None,
+                "expected_effect": "", "confidence": None, "recovery_step": None, "verification": None,
+                "replay": None, "view_diagnosis": False, "view_recovery": False, "view_preference": False,
+                "extra_json": dumps_extra({"n_steps": traj.get("n_steps"), "not_diagnosed": str(diagnosis)})}
+    idx = idx_of(traj, int(diagnosis["error_step"]))
+    source = diagnosis.get("correction_source") or ("llm" if diagnoser.startswith("llm:") else "rule_template")
+    fix = next((r["fix_step"] for r in item["recoveries"] if r["error_step"] == idx), None)
+    natural = source == "natural_recovery" or (
+        fix is not None and act.same_action(diagnosis["proposed_correction"], action_of(traj["steps"][fix])))
+    rep = replay_result or {"supported": False, "original_pass": None, "corrected_pass": None, "seed": None}
+    replay_evidence = bool(rep["supported"] and rep["corrected_pass"] and not rep["original_pass"])
+    return {
+        **base,
+        "record_id": content_id("error-diagnosis", traj["record_id"], diagnoser, diagnosis["error_step"],
+                                diagnosis["error_category"], diagnosis["proposed_correction"]),
+        "status": STATUS_VERIFIED, "error_step": int(diagnosis["error_step"]),
+        "error_category": diagnosis["error_category"],
+        "evidence": [{"step": int(e["step"]), "quote": e["quote"]} for e in diagnosis["evidence"]],
+        "explanation": diagnosis["explanation"], "proposed_correction": dict(diagnosis["proposed_correction"]),
+        "correction_source": "natural_recovery" if natural else source,
+        "original_action": action_of(traj["steps"][idx]), "expected_effect": diagnosis.get("expected_effect") or "",
+        "confidence": float(diagnosis.get("confidence") or 0.0),
+        "recovery_step": source_of(traj, fix) if fix is not None else None,
+        "verification": {"evidence_ok": True, "action_valid": True, "category_ok": True, "judge_agreement": None},
+        "replay": rep, "view_diagnosis": True, "view_recovery": True,
+        "view_preference": natural or replay_evidence,
+        "extra_json": dumps_extra({"n_steps": traj.get("n_steps"), "gold_files": item["gold_files"]}),
+    }

@@ -1,0 +1,69 @@
+"""Figures against external labels: Who&When human step labels and the mini-swe-agent failure reports."""
+import glob
+
+from swemine.corpora.tasks import load_tasks
+from swemine.miners.errors import diagnosis as dg
+from swemine.miners.errors import evaluate as ee
+
+
+def test_who_when_terminal_output_flags_the_agent_step(corpora_dir):
+    from swemine.corpora.normalize import normalize_paths
+    from swemine.miners.errors import flags as ef
+    (traj,), _ = normalize_paths([str(corpora_dir / "who-and-when/Who_and_When/Algorithm-Generated/11.json")])
+    assert [s["source_index"] for s in traj["steps"]] == list(range(len(traj["steps"])))
+    item = dg.make_item(traj)
+    six, seven = traj["steps"][6], traj["steps"][7]
+    assert six["role"] == "InformationVerification_Expert" and seven["role"] == "Computer_terminal"
+    assert ef.observed(traj["steps"], 6) == 7 and seven["obs_exit_code"] == 1
+    assert [(c["step"], c["flag"]) for c in item["candidates"]][:2] == [(6, "traceback"), (6, "nonzero_exit")]
+    d = dg.RuleDiagnoser().diagnose(item)
+    assert d["error_step"] == 6 and d["evidence"][0]["step"] == 7      # the quote lives in the terminal's turn
+    assert dg.verify(item, d) == []
+
+
+def test_who_when_figures(corpora_dir):
+    res = ee.evaluate_who_when(glob.glob(str(corpora_dir / "who-and-when/Who_and_When/*/*.json")))
+    alg, hand, both = res["Algorithm-Generated"], res["Hand-Crafted"], res["all"]
+    assert (alg["n"], hand["n"], both["n"]) == (40, 42, 82)
+    assert (alg["label_in_candidates"], alg["exact"], alg["within2"], alg["baseline_first_step"]) == (12, 10, 15, 4)
+    assert (hand["label_in_candidates"], hand["exact"]) == (0, 0)
+    assert both["candidate_coverage"] == 0.1463 and both["exact_step_agreement"] == 0.122
+
+
+def test_failure_report_labels_and_agreement(corpora_dir):
+    run = corpora_dir / "mini-swe-agent/swebench_results/20251118_gemini-3-pro-74pct"
+    text = (run / "failure_reports/django__django-10999.md").read_text()
+    assert ee.report_labels(text) == ["no-rule-violation", "incorrect-fix-logic"]
+    assert ee.report_category(["test-modification", "config-modification", "ignored-instructions"]) == "wrong_file_edit"
+    assert ee.report_category(["no-rule-violation"]) == ""
+    tasks = [t for t in load_tasks([str(corpora_dir / "swebench-instances/verified/swebench_verified.jsonl")])
+             if "instance_id" in t]
+    res = ee.evaluate_failure_reports(str(run), {t["instance_id"]: t["patch"] for t in tasks})
+    assert (res["reports"], res["labelled"]) == (20, 20)
+    assert res["by_weak_label"] == {"incorrect_fix": 11, "wrong_file_edit": 9}
+    assert res["category_agreement"] == 0.7 and res["weak_label_among_flags"] == 0.8
+    agree = {}
+    for r in res["rows"]:
+        agree.setdefault(r["weak"], []).append(r["agree"])
+    assert {k: sum(v) for k, v in agree.items()} == {"wrong_file_edit": 8, "incorrect_fix": 6}
+    assert all(r["resolved"] is False for r in res["rows"])
+    rows = {r["instance_id"]: r for r in res["rows"]}
+    assert rows["sympy__sympy-13852"]["predicted"] == "wrong_file_edit"    # edited the existing test file
+    assert rows["astropy__astropy-7606"]["predicted"] == "incorrect_fix"
+
+
+def test_incorrect_fix_correction_is_the_reference_change(corpora_dir):
+    from swemine.corpora.normalize import normalize_paths
+    run = corpora_dir / "mini-swe-agent/swebench_results/20251118_gemini-3-pro-74pct"
+    (traj,), _ = normalize_paths([str(run / "trajs/astropy__astropy-7606"), str(run / "logs/astropy__astropy-7606")])
+    assert traj["resolved"] is False                       # from the run's per-instance report.json
+    task = next(t for t in load_tasks([str(corpora_dir / "swebench-instances/verified/swebench_verified.jsonl")])
+                if t.get("instance_id") == "astropy__astropy-7606")
+    item = dg.make_item(traj, task["patch"])
+    d = dg.RuleDiagnoser().diagnose(item)
+    assert (d["error_step"], d["error_category"], d["correction_source"]) == (32, "incorrect_fix", "gold_patch")
+    assert d["evidence"][0]["quote"].startswith("sed -i '1715s/ValueError, TypeError/")
+    assert d["proposed_correction"]["action_text"].startswith(
+        "git apply <<'EOF'\ndiff --git a/astropy/units/core.py b/astropy/units/core.py\n")
+    assert dg.verify(item, d) == []
+    assert set(dg.verify(item, {**d, "error_category": "incorrect_fix", "error_step": 0})) <= set(dg.CHECKS)

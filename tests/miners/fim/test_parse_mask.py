@@ -1,0 +1,176 @@
+"""Structure extraction, rejects, masking/validation and the exact FIM layouts."""
+import pytest
+
+from swemine.miners.fim.formats import FAMILIES, FIM_SCHEMA, chat_answer, raw_text, repo_level
+from swemine.miners.fim.masking import MASK, MaskError, mask
+from swemine.miners.fim.mine import mine_files
+from swemine.miners.fim.parse import FileParser
+from swemine.miners.fim.scoring import FimConfig
+
+SRC = '''import functools
+
+
+class Outer:
+    """Doc."""
+
+    class Inner:
+        @staticmethod
+        @functools.lru_cache(maxsize=None)
+        def build(
+            a,
+            b: int = 2,
+            *rest,
+            key=None,
+        ) -> "Outer":
+            """Build it."""
+            return Outer.make(a, "x", key=b)  # trailing comment
+
+    def make(self, value):
+        self.cache[value] = self.size
+        self.size, self.count = 1, 2
+        self.total += value
+        return self.helper(value, *self.rest, **self.opts)
+        # a comment after the last statement is not part of the function
+
+    async def fetch(self):
+        async with self.lock:
+            while True:
+                if self.ok and self.ready or self.done:
+                    break
+                elif self.x:
+                    pass
+                elif self.y:
+                    for i in range(3):
+                        pass
+                else:
+                    pass
+        return [i for i in range(3) for _ in "ab" if i] if self.ok else None
+
+
+def top(x, /, y):
+    return x
+'''
+
+
+@pytest.fixture(scope="module")
+def parser():
+    return FileParser()
+
+
+def test_structure(parser):
+    fs = parser({"path": "pkg/mod.py", "content": SRC, "repo": "o/r", "commit": "c1", "license": "MIT"})
+    assert fs.module == "pkg.mod" and fs.n_lines == 42 and fs.license == "MIT"
+    assert [f.qualname for f in fs.functions] == ["Outer.Inner.build", "Outer.make", "Outer.fetch", "top"]
+    assert [c.qualname for c in fs.classes] == ["Outer", "Outer.Inner"]
+    build, make, fetch, top = fs.functions
+    assert build.decorators == ["staticmethod", "functools.lru_cache(maxsize=None)"]
+    # multi-line signature: def on 10, ':' on 15, body from 16; decorators (8-9) are not in the span
+    assert (build.start_line, build.sig_end_line, build.body_line, build.end_line) == (10, 15, 16, 17)
+    assert build.params == ["a", "b"] and build.has_param_types and build.has_return_type and build.has_docstring
+    assert build.class_name == "Outer.Inner"
+    # calls: the decorator call (attributed as ast.walk does) and Outer.make(a, "x", key=b)
+    assert [(c.name, c.receiver, c.n_literal, c.n_name, c.n_other, c.n_keyword) for c in build.calls] == [
+        ("lru_cache", "functools", 0, 0, 0, 1), ("make", "Outer", 1, 1, 0, 1)]
+    # the comment on line 24 after the last statement is not part of make (ast end_lineno)
+    assert make.end_line == 23 and make.params == ["self", "value"] and not make.has_docstring
+    # `self.cache[value] = ...` reads cache (as ast: Load inside a Subscript store); `+=` reads and writes
+    assert make.self_writes == ["count", "size", "total"]
+    assert make.self_reads == ["cache", "helper", "opts", "rest", "size", "total"]
+    # `*self.rest` is another-expression argument, `**self.opts` a keyword one
+    assert [(c.name, c.n_name, c.n_other, c.n_keyword) for c in make.calls] == [("helper", 1, 1, 1)]
+    # CC = 1 + while + if + and + or + elif + elif + for + (IfExp) + 2 comprehension generators = 11
+    assert fetch.is_async and fetch.cc == 11
+    # depth: async with > while > if > elif > elif > for = 6 (an elif nests like ast's orelse If)
+    assert fetch.depth == 6
+    assert top.params == ["y"]                                  # positional-only `x` is not in args.args
+
+
+def test_commented_string_concatenation_argument(parser):
+    # comments between the pieces of an implicit string concatenation (as in stdlib ``re.compile`` calls)
+    src = 'def f():\n    return g("a"  # first\n             "b", f"{x}"  # second\n             "c")\n'
+    fn = parser({"path": "x.py", "content": src}).functions[0]
+    assert [(c.name, c.n_literal, c.n_other) for c in fn.calls] == [("g", 1, 1)]
+
+
+def test_rejects(parser):
+    bad = parser({"path": "bad.py", "content": "def f(:\n    pass\n", "record_id": "r1"})
+    assert bad["stage"] == "fim_parse" and bad["reason"] == "syntax_error" and bad["subject_id"] == "r1"
+    assert parser({"path": "latin.py", "content": b"x = '\xe9'\n"})["reason"] == "not_utf8"
+    assert parser({"path": "e.py", "content": "\n\n"})["reason"] == "empty_file"
+    assert FileParser(max_bytes=10)({"path": "big.py", "content": "x = 1\n" * 5})["reason"] == "too_large"
+
+
+def test_mask_single_and_reconstruct(parser):
+    fs = parser({"path": "m.py", "content": SRC})
+    build = fs.functions[0]
+    m = mask(SRC, [build])
+    lines = m.masked_text.split("\n")
+    # signature lines 10-15 kept, lines 16-17 (docstring + body) become one mask line at body indentation
+    assert lines[14] == '        ) -> "Outer":' and lines[15] == f"            {MASK}"
+    assert lines[16] == "" and lines[17] == "    def make(self, value):"
+    assert m.prefix + m.middle + m.suffix == SRC
+    assert m.middle == '            """Build it."""\n            return Outer.make(a, "x", key=b)  # trailing comment\n'
+    assert m.functions[0].startswith("        def build(\n") and m.functions[0].endswith("# trailing comment\n")
+
+
+def test_mask_group_crlf_and_mismatch(parser):
+    crlf = SRC.replace("\n", "\r\n")
+    fs = parser({"path": "m.py", "content": crlf})
+    make, top = fs.functions[1], fs.functions[3]
+    m = mask(crlf, [top, make])
+    assert m.prefix + m.middle + m.suffix == crlf
+    assert m.masked_text.count(MASK) == 2 and f"        {MASK}\r\n" in m.masked_text
+    assert m.masked_text.endswith(f"def top(x, /, y):\r\n    {MASK}\r\n")
+    with pytest.raises(MaskError) as err:
+        mask(crlf.replace("self.size, self.count = 1, 2", "self.size, self.count = 3, 4"), [make])
+    assert err.value.reason == "span_mismatch"
+
+
+def test_raw_layouts_exact():
+    q, s, d = FAMILIES["qwen2.5-coder"], FAMILIES["starcoder"], FAMILIES["deepseek-coder"]
+    assert raw_text("psm", "qwen2.5-coder", "P", "M", "S") == "<|fim_prefix|>P<|fim_suffix|>S<|fim_middle|>M<|endoftext|>"
+    assert raw_text("spm", "qwen2.5-coder", "P", "M", "S") == "<|fim_prefix|><|fim_suffix|>S<|fim_middle|>PM<|endoftext|>"
+    assert raw_text("psm", "starcoder", "P", "M", "S") == "<fim_prefix>P<fim_suffix>S<fim_middle>M<|endoftext|>"
+    assert raw_text("psm", "deepseek-coder", "P", "M", "S") == "<｜fim▁begin｜>P<｜fim▁hole｜>S<｜fim▁end｜>M<｜end▁of▁sentence｜>"
+    assert (q.pad, s.pad, d.prefix) == ("<|fim_pad|>", "<fim_pad>", "<\uff5cfim\u2581begin\uff5c>")
+    assert repo_level("qwen2.5-coder", "o/r", [("a.py", "x = 1")], "b.py", "P", "M", "S") == (
+        "<|repo_name|>o/r\n<|file_sep|>a.py\nx = 1\n<|file_sep|>b.py\n"
+        "<|fim_prefix|>P<|fim_suffix|>S<|fim_middle|>M<|endoftext|>")
+    with pytest.raises(ValueError):
+        repo_level("deepseek-coder", "o/r", [], "b.py", "P", "M", "S")
+    assert chat_answer(["f", "g"], ["def f():\n    pass\n", "def g(): ..."]) == (
+        "### Implementation\n### Function 1: f\n```python\ndef f():\n    pass\n```\n"
+        "### Function 2: g\n```python\ndef g(): ...\n```\n")
+
+
+def _long_file() -> str:
+    body = "\n".join(f"    v{i} = x + {i}\n    if v{i} > 3:\n        x += v{i}" for i in range(4))
+    funcs = [f"def work_{k}(x: int, scale: float = 1.0) -> int:\n    \"\"\"Work {k}.\"\"\"\n{body}\n    return x\n"
+             for k in range(3)]
+    caller = "def run_all(x):\n" + "".join(f"    x = work_{k}(x, 2.0)\n" for k in range(3)) + "    return x\n"
+    return "\n\n".join(funcs + [caller])
+
+
+def test_mine_files_psm_rows_reconstruct_and_fit_schema():
+    import pyarrow as pa
+
+    content = _long_file()
+    src = {"record_id": "f1", "repo": "o/r", "commit": "c", "path": "w.py", "content": content, "license": "MIT",
+           "source_uri": "/x", "source_sha256": "s"}
+    res = mine_files([src], FimConfig(mixture=()), fmt="psm", family="starcoder", config_hash="h")
+    assert res.stats == {"files": 1, "functions": 4, "selected_single_function": 3, "samples": 3}
+    assert [r["func_name"] for r in res.rows] == ["work_0", "work_1", "work_2"]
+    for r in res.rows:
+        assert r["prefix"] + r["middle"] + r["suffix"] == content
+        assert r["text"] == f"<fim_prefix>{r['prefix']}<fim_suffix>{r['suffix']}<fim_middle>{r['middle']}<|endoftext|>"
+        assert (r["loc"], r["cyclomatic_complexity"], r["max_depth"], r["file_lines"]) == (15, 5, 1, 56)
+        assert r["license"] == "MIT" and r["config_hash"] == "h" and r["model_family"] == "starcoder"
+    assert res.filtered == [] and res.rejects == []
+    table = pa.Table.from_pylist(res.rows, schema=FIM_SCHEMA)
+    assert table.num_rows == 3
+    chat = mine_files([src], FimConfig(mixture=()), fmt="chat")
+    r0 = chat.rows[0]
+    assert [m["role"] for m in r0["messages"]] == ["user", "assistant"]
+    assert MASK in r0["messages"][0]["content"] and "<|fim" not in r0["messages"][0]["content"]
+    assert r0["metadata"]["func_name"] == "work_0" and r0["metadata"]["graph_stats"]["call_edges"] == 3
+    assert r0.get("prefix") is None and r0.get("text") is None
