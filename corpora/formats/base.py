@@ -29,6 +29,9 @@ class Format:
     kind: str = "trajectory"          # or "labels"
     description: str = ""
     detects: str = ""                 # human-readable detection rule, shown by ``swemine formats``
+    #: The records of a JSONL file (or the items of a JSON list) together form one document (a session log):
+    #: detected on the first record, ``parse`` then gets the list of all records.
+    whole_file: bool = False
 
     def matches(self, doc: Any, uri: str) -> bool:
         raise NotImplementedError
