@@ -11,6 +11,7 @@ from swemine.corpora.formats import autocoderover
 from swemine.corpora.formats.base import LABEL_PRIORITY, Format
 from swemine.corpora.formats.chat_rows import OpenAIChatRow, SweAgentRow
 from swemine.corpora.formats.claude_code import ClaudeCodeSession
+from swemine.corpora.formats.codex import CodexRollout
 from swemine.corpora.formats.mini_swe_agent import MiniSweAgentTraj
 from swemine.corpora.formats.moatless import MoatlessV1, MoatlessV2, MoatlessV3
 from swemine.corpora.formats.openhands import OpenHandsLlmCompletion, OpenHandsOutput
@@ -30,6 +31,7 @@ from swemine.corpora.inputs import register_directory_format
 FORMATS: list[Format] = [
     autocoderover.AcrEvalReport(),   # before the generic report/result formats: its labels cover the run folder
     ClaudeCodeSession(),
+    CodexRollout(),
     MiniSweAgentTraj(),
     OpenHandsOutput(),
     OpenHandsLlmCompletion(),
