@@ -37,9 +37,9 @@ class SessionSteps:
         if value and value.strip():
             self.pending.append(value.strip())
 
-    def call(self, call_id: str, tool: str, args: Any, action_text: str = "") -> None:
+    def call(self, call_id: str, tool: str, args: Any, action_text: str = "", role: str = "assistant") -> None:
         """A tool call; its result arrives later through :meth:`result` with the same ``call_id``."""
-        raw = {"role": "assistant", "thought": "\n\n".join(self.pending), "tool": tool, "args": args,
+        raw = {"role": role, "thought": "\n\n".join(self.pending), "tool": tool, "args": args,
                "action": action_text, "obs": "", "exit": None}
         self.pending = []
         self.raw.append(raw)
