@@ -13,7 +13,7 @@ from swemine.corpora.formats.chat_rows import OpenAIChatRow, SweAgentRow
 from swemine.corpora.formats.claude_code import ClaudeCodeSession
 from swemine.corpora.formats.codex import CodexRollout
 from swemine.corpora.formats.mini_swe_agent import MiniSweAgentTraj
-from swemine.corpora.formats.moatless import MoatlessV1, MoatlessV2, MoatlessV3
+from swemine.corpora.formats.moatless import MoatlessV0, MoatlessV1, MoatlessV2, MoatlessV3
 from swemine.corpora.formats.openhands import OpenHandsLlmCompletion, OpenHandsOutput
 from swemine.corpora.formats.run_labels import (
     ExitStatuses,
@@ -22,9 +22,10 @@ from swemine.corpora.formats.run_labels import (
     Preds,
     ResultJson,
     ResultsSummary,
+    RunArgs,
     SbCliReport,
 )
-from swemine.corpora.formats.swe_agent import SweAgentTraj
+from swemine.corpora.formats.swe_agent import SweAgentHistory, SweAgentTraj
 from swemine.corpora.formats.who_and_when import WhoAndWhen
 from swemine.corpora.inputs import register_directory_format, register_text_format
 
@@ -45,10 +46,13 @@ FORMATS: list[Format] = [
     FinalReport(),
     ResultsSummary(),
     ExitStatuses(),
+    RunArgs(),
+    SweAgentHistory(),
     SweAgentTraj(),
     MoatlessV2(),
     MoatlessV1(),
     MoatlessV3(),
+    MoatlessV0(),
     WhoAndWhen(),
 ]
 
