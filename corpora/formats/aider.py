@@ -24,7 +24,8 @@ from swemine.corpora.inputs import DocSource
 from swemine.corpora.records import make_reject
 
 HEADER = "# aider chat started at"
-_SESSION_RE = re.compile(r"^# aider chat started at (.*)$", re.M)
+_SESSION_RE = re.compile(rf"^{HEADER} (.*)$", re.M)
+_STARTS_RE = re.compile(rf"\s*{HEADER}")
 _SR_RE = re.compile(r"^<{5,9} SEARCH[^\n]*\n(.*?)^={5,9}[ \t]*\n(.*?)^>{5,9} REPLACE[^\n]*$", re.S | re.M)
 _FENCE_RE = re.compile(r"^(`{3,}|~{3,})([\w+-]*)[ \t]*\n(.*?)^\1[ \t]*$", re.S | re.M)
 _SHELL_LANGS = ("bash", "sh", "shell", "zsh", "console", "cmd", "powershell")
@@ -36,7 +37,7 @@ _FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})[\w+-]*[ \t]*$", re.M)
 
 def is_history(name: str, text: str) -> bool:
     """Text-format predicate: a Markdown file that starts with aider's session header."""
-    return name.endswith(".md") and text.lstrip().startswith(HEADER)
+    return name.endswith(".md") and _STARTS_RE.match(text) is not None
 
 
 def _kind(line: str) -> str:
@@ -169,7 +170,7 @@ class AiderHistory(Format):
     detects = "Markdown text starting with '# aider chat started at' (read as text, not JSON)"
 
     def matches(self, doc: Any, uri: str) -> bool:
-        return isinstance(doc, str) and doc.lstrip().startswith(HEADER)
+        return isinstance(doc, str) and _STARTS_RE.match(doc) is not None
 
     def parse(self, doc: str, src: DocSource) -> Iterator[dict]:
         heads = list(_SESSION_RE.finditer(doc))
