@@ -6,9 +6,12 @@ everything else is the model's reply. One trajectory per run that has a user mes
 ``empty_session`` reject); steps follow :mod:`swemine.corpora.formats.sessions`, with the tool calls read from the
 reply text: one ``edit`` step per SEARCH/REPLACE block (``path`` from the line before the block or its fence,
 ``search`` / ``replace``), one ``edit`` step per fenced unified diff (``diff`` edit format), and one ``shell`` step
-per fenced shell block. Aider's output after a reply is split over that reply's steps: a line naming a step's path
-or command starts that step's part, the lines after it stay with it (the leading lines go to the first step).
-User ``/run`` / ``/test`` / ``!`` commands are ``role="user"`` shell steps with the output that followed them.
+per fenced shell block, and one ``edit`` step per fenced whole file aider reports ``Applied edit to`` (``whole``
+edit format). Aider's output after a reply is split over that reply's steps: a line naming a step's path or
+command starts that step's part, the lines after it stay with it (the leading lines go to the first step); after
+a reply without calls it answers that reply. User commands (``/add``, ``/run`` ...) are ``role="user"`` steps
+(``/run`` / ``/test`` / ``!`` as ``shell`` calls) with the output that followed them; they are never the problem
+statement.
 The model (``Model:`` / ``Main model:`` line), edit format and aider version come from the run's start lines.
 """
 from __future__ import annotations
@@ -32,6 +35,7 @@ _SHELL_LANGS = ("bash", "sh", "shell", "zsh", "console", "cmd", "powershell")
 _MODEL_RE = re.compile(r"^(?:Main )?[Mm]odel: (\S+)(?: with ([\w-]+) edit format)?")
 _VERSION_RE = re.compile(r"^Aider v(\S+)")
 _USER_RUN = ("/run ", "/test ", "!")
+_APPLIED_RE = re.compile(r"^Applied edit to (.+?)\s*$", re.M)
 _FENCE_LINE = re.compile(r"^[ \t]*(`{3,}|~{3,})[\w+-]*[ \t]*$", re.M)
 
 
@@ -76,9 +80,11 @@ def _path_before(reply: str, pos: int) -> str:
     return ""
 
 
-def reply_calls(reply: str) -> list[tuple[int, int, str, dict, str]]:
+def reply_calls(reply: str, applied: set[str]) -> list[tuple[int, int, str, dict, str]]:
     """``(start, end, tool, args, key)`` of every edit block, diff and shell block in a reply, in order; ``key``
-    is what aider's output names the call by (the path, or the first command line)."""
+    is what aider's output names the call by (the path, or the first command line). A fence of any other
+    language after a file name is a whole-file edit (``whole`` edit format) when aider's output says
+    ``Applied edit to`` that file (``applied``)."""
     calls, last_path = [], ""
     for m in _SR_RE.finditer(reply):
         path = _path_before(reply, m.start())
@@ -97,6 +103,8 @@ def reply_calls(reply: str) -> list[tuple[int, int, str, dict, str]]:
         elif lang in _SHELL_LANGS and body.strip():
             first = next(ln.strip() for ln in body.split("\n") if ln.strip())
             calls.append((m.start(), m.end(), "shell", {"command": body.strip()}, first))
+        elif (path := _path_before(reply, m.start())) in applied:
+            calls.append((m.start(), m.end(), "edit", {"path": path, "content": body}, path))
     return sorted(calls, key=lambda c: c[0])
 
 
@@ -123,43 +131,42 @@ def _start_info(lines: list[str]) -> dict:
 
 
 def session_steps(body: str) -> tuple[SessionSteps, list[str]]:
-    """Steps of one aider run and the output lines shown before the first user message."""
+    """Steps of one aider run and the output lines shown before its first step."""
     acc, start = SessionSteps(), []
-    last: dict | None = None            # the user command step that output may follow
-    pending_keys: list[tuple[str, dict]] = []
-    for kind, lines in blocks(body):
+    parts = blocks(body)
+    pending: list[tuple[str, dict]] = []            # (key, step) of the calls aider's next output is about
+    for i, (kind, lines) in enumerate(parts):
         block = "\n".join(lines).strip("\n")
         if kind == "user":
-            last, pending_keys = None, []
-            message = block.strip()
-            if message.startswith(_USER_RUN) and acc.problem:
-                command = message.removeprefix("!").split(" ", 1)[-1] if message.startswith("/") else message[1:]
-                acc.call("", "shell", {"command": command.strip()}, command.strip(), role="user")
-                last = acc.raw[-1]
+            message, pending = block.strip(), []
+            if message.startswith(("/", "!")):     # an aider command: a user step, never the problem statement
+                acc.flush()
+                shell = message.startswith(_USER_RUN)
+                command = (message[1:] if message.startswith("!") else message.split(" ", 1)[-1]).strip()
+                acc.call("", "shell" if shell else "", {"command": command} if shell else None,
+                         command if shell else message, role="user")
+                pending = [("", acc.raw[-1])]
             else:
                 acc.user(message)
-        elif kind == "reply":
-            if not block.strip():
-                continue
-            cut, pending_keys = 0, []
-            for begin, end, tool, args, key in reply_calls(block):
+        elif kind == "reply" and block.strip():
+            following = "\n".join(parts[i + 1][1]) if i + 1 < len(parts) and parts[i + 1][0] == "tool" else ""
+            cut, pending = 0, []
+            for begin, end, tool, args, key in reply_calls(block, set(_APPLIED_RE.findall(following))):
                 acc.thought(_FENCE_LINE.sub("", block[cut:begin]).strip())
                 cut = end
                 acc.call("", tool, args, args.get("command", ""))
-                pending_keys.append((key, acc.raw[-1]))
+                pending.append((key, acc.raw[-1]))
             acc.thought(_FENCE_LINE.sub("", block[cut:]).strip())
         elif kind == "tool":
-            if not acc.problem and not acc.raw:
+            if not pending:
+                acc.flush()                         # a reply without calls: the output answers it
+                pending = [("", acc.raw[-1])] if acc.raw else []
+            if not pending:
                 start.extend(lines)
-            elif pending_keys:
-                for (_, raw), part in zip(pending_keys, split_output(lines, [k for k, _ in pending_keys])):
-                    raw["obs"] = "\n".join(filter(None, [raw["obs"], "\n".join(part).strip("\n")]))
-                pending_keys = []
-            elif last is not None or acc.raw:
-                target = last if last is not None else acc.raw[-1]
-                target["obs"] = "\n".join(filter(None, [target["obs"], block]))
-            else:
-                start.extend(lines)
+                continue
+            for (_, raw), part in zip(pending, split_output(lines, [k for k, _ in pending])):
+                raw["obs"] = "\n".join(filter(None, [raw["obs"], "\n".join(part).strip("\n")]))
+            pending = []
     return acc, start
 
 

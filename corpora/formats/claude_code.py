@@ -7,8 +7,10 @@ dialogue. Sub-agent runs (records with ``isSidechain: true``, inline or in their
 grouped by ``agentId``) become their own trajectories whose ``extra_json["parent_trajectory_id"]`` names the
 session's trajectory. Ids are built from ``sessionId`` (``claude-code/<sessionId>``,
 ``claude-code/<sessionId>/agent-<agentId>``), so a sub-agent file links to its session without reading it; an
-export without ``sessionId`` uses the content hash. Steps follow :mod:`swemine.corpora.formats.sessions`;
-``isMeta`` user records (command caveats) are counted, not read. ``cwd``, ``gitBranch``, the CLI ``version``,
+export without ``sessionId`` uses the content hash. Steps follow :mod:`swemine.corpora.formats.sessions`
+(server-side tools such as web search count as tool calls); ``isMeta`` user records (command caveats) are
+counted, not read, and the summaries Claude Code writes when it compacts a conversation (``isCompactSummary``)
+go to ``extra_json["compact_summaries"]``, not into the user's messages. ``cwd``, ``gitBranch``, the CLI ``version``,
 summaries and the count of every record type go to ``extra_json``.
 """
 from __future__ import annotations
@@ -73,9 +75,9 @@ def _result_text(block: dict) -> str:
     return text(content)
 
 
-def thread_steps(records: list[dict]) -> tuple[SessionSteps, str, int]:
-    """``(steps, model, meta user records skipped)`` of one conversation thread."""
-    acc, model, meta = SessionSteps(), "", 0
+def thread_steps(records: list[dict]) -> tuple[SessionSteps, str, int, list[str]]:
+    """``(steps, model, meta user records skipped, compaction summaries)`` of one conversation thread."""
+    acc, model, meta, compact = SessionSteps(), "", 0, []
     tools: dict[str, str] = {}
     for rec in records:
         msg = rec["message"]
@@ -88,14 +90,19 @@ def thread_steps(records: list[dict]) -> tuple[SessionSteps, str, int]:
                     acc.thought(text(block.get("thinking")))
                 elif kind == "text":
                     acc.thought(text(block.get("text")))
-                elif kind == "tool_use":
+                elif kind in ("tool_use", "server_tool_use"):
                     name, args = str(block.get("name") or ""), block.get("input")
                     command = args.get("command") if isinstance(args, dict) else None
                     tools[str(block.get("id") or "")] = name
                     acc.call(str(block.get("id") or ""), name, args, command if isinstance(command, str) else "")
+                elif str(kind).endswith("_tool_result"):            # a server tool's result, in the same message
+                    acc.result(str(block.get("tool_use_id") or ""), _result_text(block))
             continue
         if rec.get("isMeta"):
             meta += 1
+            continue
+        if rec.get("isCompactSummary"):
+            compact.append(text(msg.get("content")))
             continue
         said = []
         for block in _blocks(msg.get("content")):
@@ -113,7 +120,7 @@ def thread_steps(records: list[dict]) -> tuple[SessionSteps, str, int]:
             elif block.get("type") == "image":
                 said.append("[image]")
         acc.user("\n".join(s for s in said if s))
-    return acc, model, meta
+    return acc, model, meta, compact
 
 
 class ClaudeCodeSession(Format):
@@ -149,13 +156,14 @@ class ClaudeCodeSession(Format):
             threads.setdefault(_thread_key(rec, sidechain_parent), []).append(rec)
         session_id = f"claude-code/{session}"
         for key in sorted(threads):
-            acc, model, meta = thread_steps(threads[key])
+            acc, model, meta, compact = thread_steps(threads[key])
             traj_id = f"{session_id}/agent-{key}" if key else session_id
             extra = {"session_id": first.get("sessionId"), "cwd": meta_rec.get("cwd"),
                      "git_branch": meta_rec.get("gitBranch"), "version": meta_rec.get("version"),
                      "summaries": [r.get("summary") for r in records if r.get("type") == "summary"],
                      "record_types": dict(sorted(kinds.items())), "n_tool_calls": acc.n_tool_calls,
-                     "meta_messages_skipped": meta, "orphan_tool_results": acc.orphan_results}
+                     "meta_messages_skipped": meta, "compact_summaries": compact,
+                     "orphan_tool_results": acc.orphan_results}
             if key:
                 extra.update(agent_id=key, parent_trajectory_id=session_id)
             yield make_trajectory(DocSource(src.uri, f"{src.locator}#agent:{key}" if key else src.locator,

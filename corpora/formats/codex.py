@@ -13,6 +13,10 @@ counted in ``extra_json``). Steps follow :mod:`swemine.corpora.formats.sessions`
 context rather than the user's words (``<environment_context>``, ``<user_instructions>``, AGENTS.md
 instructions) go to ``extra_json["context_messages"]`` as a count. A ``function_call_output`` is either plain
 text (``Exit code: N`` ... first) or a JSON text ``{"output", "metadata": {"exit_code"}}``; both give the exit code.
+
+Older rollouts (before the ``{type, payload}`` wrapper) start with a bare header ``{id, timestamp, instructions,
+git}`` and hold the response items themselves, one per line, with ``{"record_type": "state"}`` lines between:
+they are read the same way.
 """
 from __future__ import annotations
 
@@ -32,8 +36,27 @@ _CALLS = ("function_call", "custom_tool_call", "local_shell_call")
 _OUTPUTS = ("function_call_output", "custom_tool_call_output")
 
 
+_LEGACY_HEADER = frozenset({"id", "timestamp", "instructions", "git"})
+_ITEM_TYPES = ("message", "reasoning", *_CALLS, *_OUTPUTS)
+
+
 def is_rollout_line(doc: Any) -> bool:
     return isinstance(doc, dict) and doc.get("type") in _LINE_TYPES and isinstance(doc.get("payload"), dict)
+
+
+def _is_legacy_header(doc: Any) -> bool:
+    return isinstance(doc, dict) and {"id", "timestamp", "instructions"} <= set(doc) <= _LEGACY_HEADER
+
+
+def wrapped(doc: Any) -> dict | None:
+    """A rollout line in the ``{type, payload}`` form (legacy header and bare items converted), else ``None``."""
+    if is_rollout_line(doc):
+        return doc
+    if _is_legacy_header(doc):
+        return {"type": "session_meta", "payload": doc}
+    if isinstance(doc, dict) and doc.get("type") in _ITEM_TYPES:
+        return {"type": "response_item", "payload": doc}
+    return None
 
 
 def _arguments(raw: Any) -> Any:
@@ -82,14 +105,17 @@ class CodexRollout(Format):
     harness = "codex-cli"
     whole_file = True
     description = "Codex CLI rollout JSONL (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl); one trajectory per file"
-    detects = "JSONL of {timestamp, type: session_meta|response_item|event_msg|turn_context, payload}"
+    detects = ("JSONL of {timestamp, type: session_meta|response_item|event_msg|turn_context, payload}, or an older "
+               "rollout whose first line is a bare {id, timestamp, instructions, git} header")
 
     def matches(self, doc: Any, uri: str) -> bool:
-        return is_rollout_line(doc)
+        return is_rollout_line(doc) or _is_legacy_header(doc)
 
     def parse(self, doc: Any, src: DocSource) -> Iterator[dict]:
-        lines = [d for d in (doc if isinstance(doc, list) else [doc]) if is_rollout_line(d)]
+        raw = doc if isinstance(doc, list) else [doc]
+        lines = [w for w in map(wrapped, raw) if w is not None]
         kinds = Counter(d["type"] for d in lines)
+        kinds.update(f"record_type:{d['record_type']}" for d in raw if isinstance(d, dict) and "record_type" in d)
         events = Counter(str(d["payload"].get("type")) for d in lines if d["type"] == "event_msg")
         meta = next((d["payload"] for d in lines if d["type"] == "session_meta"), {})
         models = [str(d["payload"]["model"]) for d in lines if d["type"] == "turn_context" and d["payload"].get("model")]

@@ -90,3 +90,43 @@ def test_other_markdown_stays_unsupported(tmp_path):
     path.write_text("# notes\n#### not aider\n")
     (rej,) = list(iter_documents(str(path), path.read_bytes()))
     assert rej["reason"] == "unsupported_file_type"
+
+
+WHOLE = """# aider chat started at 2025-02-01 08:00:00
+
+> Model: gpt-4o with whole edit format
+
+#### /add pkg/greet.py
+
+> Added pkg/greet.py to the chat
+
+#### say hello politely
+
+pkg/greet.py
+```python
+def greet():
+    return "Hello, please"
+```
+
+> Applied edit to pkg/greet.py
+
+#### why?
+
+Politeness helps.
+
+> Tokens: 1k sent, 10 received.
+"""
+
+
+def test_commands_before_the_problem_whole_file_edits_and_replies_with_output(tmp_path):
+    path = tmp_path / "x.aider.chat.history.md"
+    path.write_text(WHOLE)
+    (t,), rejects = normalize_paths([str(path)])
+    assert rejects == [] and t["problem_statement"] == "say hello politely"
+    assert [(s["role"], s["tool_name"], s["action_text"], s["observation"]) for s in t["steps"]] == [
+        ("user", "", "/add pkg/greet.py", "Added pkg/greet.py to the chat"),
+        ("assistant", "edit", "", "Applied edit to pkg/greet.py"),
+        ("user", "", "why?", ""),
+        ("assistant", "", "Politeness helps.", "Tokens: 1k sent, 10 received.")]
+    assert json.loads(t["steps"][1]["tool_args_json"]) == {"path": "pkg/greet.py",
+                                                           "content": 'def greet():\n    return "Hello, please"\n'}

@@ -35,12 +35,15 @@ def test_main_transcript_starting_with_a_snapshot_record(corpora_dir):
         ("cat nonexistent.txt", 1), ("python /workspace/number_generator.py", 127)]
     users = [s["action_text"] for s in t["steps"] if s["role"] == "user"]
     assert users[0] == "ok can you create a hello_world.py file and add a minimal code in it?"
-    assert len(users) == 7 and len(t["steps"]) == 22
+    # the compaction summary (line 60, isCompactSummary) is not a user message
+    assert len(users) == 6 and len(t["steps"]) == 21
     extra = json.loads(t["extra_json"])
     assert extra["record_types"] == {"assistant": 28, "file-history-snapshot": 10, "system": 6, "user": 19}
     assert (extra["cwd"], extra["version"], extra["meta_messages_skipped"], extra["n_tool_calls"]) == (
         "/workspace", "2.0.76", 1, 10)
     assert "parent_trajectory_id" not in extra
+    (summary,) = extra["compact_summaries"]
+    assert summary.startswith("This session is being continued from a previous conversation")
 
 
 def test_sidechain_file_is_its_own_trajectory_linked_to_the_session(corpora_dir):

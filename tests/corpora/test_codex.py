@@ -47,3 +47,23 @@ def test_rollout_without_tool_use_is_still_read():
     assert t["problem_statement"] == "what does EAFP mean?" and t["model_name"] == "gpt-5"
     assert [(s["role"], s["tool_name"], s["action_text"]) for s in t["steps"]] == [
         ("assistant", "", "Easier to ask forgiveness than permission.")]
+
+
+def test_older_rollout_without_the_payload_wrapper(tmp_path):
+    """Hand-written in the pre-wrapper layout: bare header, bare response items, record_type state lines."""
+    lines = [{"id": "s-old", "timestamp": "2025-05-01T10:00:00Z", "instructions": None,
+              "git": {"commit_hash": "abc", "branch": "dev"}},
+             {"record_type": "state"},
+             {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "list files"}]},
+             {"type": "function_call", "name": "shell", "arguments": '{"command": ["ls"]}', "call_id": "c1"},
+             {"type": "function_call_output", "call_id": "c1",
+              "output": '{"output": "a.py\\n", "metadata": {"exit_code": 0, "duration_seconds": 0.0}}'},
+             {"record_type": "state"}]
+    path = tmp_path / "rollout-2025-05-01T10-00-00-s-old.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    t = _one(path)
+    assert (t["trajectory_id"], t["problem_statement"], t["base_commit"]) == ("codex/s-old", "list files", "abc")
+    assert [(s["tool_name"], s["action_text"], s["observation"], s["obs_exit_code"]) for s in t["steps"]] == [
+        ("shell", "ls", "a.py\n", 0)]
+    assert json.loads(t["extra_json"])["line_types"] == {"record_type:state": 2, "response_item": 3,
+                                                         "session_meta": 1}
