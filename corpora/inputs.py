@@ -32,6 +32,8 @@ STAGE = "read"
 
 #: Directory formats: name -> predicate over the set of file names directly inside a directory.
 DIRECTORY_FORMATS: dict[str, Callable[[set[str]], bool]] = {}
+#: Text formats: predicates over (logical file name, decoded text); a match yields the text as one document.
+TEXT_FORMATS: list[Callable[[str, str], bool]] = []
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,11 @@ class DocSource:
 def register_directory_format(name: str, predicate: Callable[[set[str]], bool]) -> None:
     """Declare that directories whose file names satisfy ``predicate`` are read as one unit of format ``name``."""
     DIRECTORY_FORMATS[name] = predicate
+
+
+def register_text_format(predicate: Callable[[str, str], bool]) -> None:
+    """Declare that non-JSON text files satisfying ``predicate(name, text)`` are one ``str`` document each."""
+    TEXT_FORMATS.append(predicate)
 
 
 def _dir_kind(names: set[str]) -> str | None:
@@ -190,6 +197,9 @@ def iter_documents(uri: str, data: bytes, *, split_lists: bool = True) -> Iterat
                 yield DocSource(uri, f"line:{i + 1}", sha), json.loads(line)
             except json.JSONDecodeError as exc:
                 yield reject(_json_error_reason(line, exc), f"line {i + 1}: {exc}", f"line:{i + 1}", line[:200])
+        return
+    if not name.endswith((".json", ".traj")) and any(pred(name, text) for pred in TEXT_FORMATS):
+        yield DocSource(uri, "", sha), text
         return
     if not name.endswith((".json", ".traj")) and text.lstrip()[:1] not in ("{", "["):
         yield reject("unsupported_file_type", f"not a JSON/JSONL/Parquet/YAML file: {os.path.basename(uri)}")

@@ -50,7 +50,8 @@ def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:
         return
     first_checked = False
     pending_list: list[tuple[DocSource, Any]] = []
-    for item in iter_documents(unit.uri, data):
+    items = iter_documents(unit.uri, data)
+    for item in items:
         if isinstance(item, Reject):
             yield item
             continue
@@ -58,22 +59,41 @@ def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:
         if src.locator.startswith("item:"):
             pending_list.append((src, doc))
             continue
-        if not first_checked and src.locator and fmts.detect(doc, unit.uri) is None:
-            # a JSONL / Parquet file whose first record is of no known shape: one reject for the file
-            yield make_reject(STAGE, "unknown_format", f"no reader recognises the first record at {src.locator} "
-                              f"({_keys(doc)}); the whole file was skipped", uri=unit.uri, locator=src.locator,
-                              sha256=src.sha256, excerpt=_shape(doc))
-            return
+        if not first_checked and src.locator:
+            fmt = fmts.detect(doc, unit.uri)
+            if fmt is None:
+                # a JSONL / Parquet file whose first record is of no known shape: one reject for the file
+                yield make_reject(STAGE, "unknown_format", f"no reader recognises the first record at {src.locator} "
+                                  f"({_keys(doc)}); the whole file was skipped", uri=unit.uri, locator=src.locator,
+                                  sha256=src.sha256, excerpt=_shape(doc))
+                return
+            if fmt.whole_file:
+                yield from _parse_whole(fmt, src, [doc], items)
+                return
         first_checked = True
         yield from _parse_doc(src, doc)
     if pending_list:
         first_src, first = pending_list[0]
-        if fmts.detect(first, unit.uri) is None:
+        fmt = fmts.detect(first, unit.uri)
+        if fmt is None:
             # a JSON list whose items are of no known shape: maybe the list itself is a document
             yield from _parse_doc(DocSource(unit.uri, "", first_src.sha256), [d for _, d in pending_list])
+        elif fmt.whole_file:
+            yield from _parse_whole(fmt, first_src, [d for _, d in pending_list], iter(()))
         else:
             for src, doc in pending_list:
                 yield from _parse_doc(src, doc)
+
+
+def _parse_whole(fmt: fmts.Format, first_src: DocSource, docs: list, rest: Iterator) -> Iterator[dict]:
+    """A file whose records form one document (``Format.whole_file``): undecodable lines are rejected alone,
+    the others are parsed together under the file's own locator."""
+    for item in rest:
+        if isinstance(item, Reject):
+            yield item
+        else:
+            docs.append(item[1])
+    yield from _parse_with(fmt, DocSource(first_src.uri, "", first_src.sha256), docs)
 
 
 def _parse_doc(src: DocSource, doc: Any) -> Iterator[dict]:
@@ -82,6 +102,10 @@ def _parse_doc(src: DocSource, doc: Any) -> Iterator[dict]:
         yield make_reject(STAGE, "unknown_format", f"no reader recognises this document ({_keys(doc)})",
                           uri=src.uri, locator=src.locator, sha256=src.sha256, excerpt=_shape(doc))
         return
+    yield from _parse_with(fmt, src, doc)
+
+
+def _parse_with(fmt: fmts.Format, src: DocSource, doc: Any) -> Iterator[dict]:
     try:
         yield from fmt.parse(doc, src)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:

@@ -239,3 +239,44 @@ class MoatlessV3(Format):
             final_patch=patch, exit_status=status,
             extra={"evaluation_name": meta.get("evaluation_name"), "n_nodes": len(doc["nodes"]),
                    "path_node_ids": [n.get("node_id") for n in path], "step_flags": flags})
+
+
+class MoatlessV0(Format):
+    """Moatless before v1 (June 2024): ``{name: "moatless", input: {problem_statement}, steps: [{name, actions:
+    [{name, input, output}], completion_cost}], output: {message}, info: {instance_id, submission, ...}}``.
+
+    One step per action, ``tool_name`` = the action name (``search``, ``identify``, ``request_for_change``,
+    ``search_replace``, ``finish`` ...); the loop state of each step (``SearchLoop_Searching``,
+    ``CodeLoop_CodeChange`` ...) is listed in ``extra_json["step_states"]``. ``reasoning`` is a thought too."""
+    name = "moatless-v0"
+    harness = "moatless"
+    description = "Moatless Tools before v1: {name, input: {problem_statement}, steps[{name, actions}], output, info}"
+    detects = "JSON object with 'steps' (items with 'actions'), an 'input' object and 'info'"
+
+    def matches(self, doc: Any, uri: str) -> bool:
+        if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list) or not isinstance(doc.get("input"), dict):
+            return False
+        first = doc["steps"][0] if doc["steps"] else {}
+        return "info" in doc and (not first or isinstance(first.get("actions"), list))
+
+    def parse(self, doc: dict, src: DocSource) -> Iterator[dict]:
+        info = doc.get("info") or {}
+        steps, states = [], []
+        for s_idx, loop_step in enumerate(doc["steps"]):
+            for action in loop_step.get("actions") or []:
+                args = action.get("input") if isinstance(action.get("input"), dict) else {}
+                reasoning = text(args.get("reasoning"))
+                thought, args = split_thought({k: v for k, v in args.items() if k != "reasoning"})
+                states.append(str(loop_step.get("name") or ""))
+                steps.append(make_step(len(steps), thought=" ".join(t for t in (reasoning, thought) if t),
+                                       tool_name=str(action.get("name") or ""), tool_args=args or None,
+                                       observation=render_output(action.get("output")), source_index=s_idx))
+        last_tool = steps[-1]["tool_name"] if steps else ""
+        yield make_trajectory(
+            src, self, instance_id=str(info.get("instance_id") or _stem_id(src.uri)), steps=steps,
+            problem_statement=text((doc.get("input") or {}).get("problem_statement")),
+            final_patch=text(info.get("submission")),
+            exit_status={"finish": "finished", "reject": "rejected"}.get(last_tool, "incomplete"),
+            extra={"evaluation_name": info.get("evaluation_name"), "trace_id": info.get("trace_id"),
+                   "total_cost": info.get("total_cost"), "duration": info.get("duration"),
+                   "output_message": text((doc.get("output") or {}).get("message")), "step_states": states})

@@ -5,7 +5,8 @@
   ``str_replace_editor view`` / ``read`` (``cat -n`` output, ``view_range``), shell ``cat``/``nl``/``less``/``more``
   (whole file), ``head`` (first N lines), ``sed -n 'A,Bp'`` (lines A..B), ``tail`` (file only, lines unknown), and
   Moatless spans (``file_path`` with ``span_ids`` / ``start_line``-``end_line`` in view-like tools, and the
-  ``ranked_spans`` a search displayed).
+  ``ranked_spans`` a search displayed), and AutoCodeRover search results that show code
+  (``<file>P</file> [<class>C</class>] [<func>F</func>] <code>``: file P, entity ``C.F`` / ``C`` / ``F``).
 - :func:`step_mentions` — A²Agent's regex semantics over thought, action, arguments and observation: files
   ``[\\w./-]+\\.py`` containing a ``/`` (leading ``./`` stripped) and entities ``path.py:Qualified.Name``.
 - :func:`is_edit_step` / :func:`edited_paths` — whether the step changed files (editor tools, ``sed -i``,
@@ -27,6 +28,7 @@ _SWE_LINE = re.compile(r"^(\d+):", re.M)
 _CAT_N_HEADER = re.compile(r"result of running `cat -n` on (?:a snippet of )?(\S+?):?\s*$", re.M)
 _CAT_N_LINE = re.compile(r"^\s*(\d+)\t", re.M)
 _RANKED = re.compile(r"^\s+(\S+\.py): (\S+)\s*$", re.M)
+_ACR_SHOWN = re.compile(r"<file>([^<>\n]+?)</file>\s*(?:<class>([^<>]+?)</class>\s*)?(?:<func>([^<>]+?)</func>\s*)?<code>")
 _SHELL_VIEW = re.compile(r"(?:^|[;&|(]|\bthen\b|\bdo\b)\s*(cat|nl|less|more|head|tail|sed)\s+([^\n;&|)]*)", re.M)
 _SED_RANGE = re.compile(r"^'?\"?(\d+)(?:,(\d+))?p'?\"?$")
 _MENTION_FILE = re.compile(r"[\w./-]+\.py\b")
@@ -147,6 +149,8 @@ def step_views(step: dict) -> list[View]:
     tool = (step.get("tool_name") or "").lower()
     args = _args(step)
     views = _blocks(obs, _SWE_HEADER, _SWE_LINE) + _blocks(obs, _CAT_N_HEADER, _CAT_N_LINE)
+    views += [View(norm_path(p), spans=[".".join(x for x in (c, f) if x)] if c or f else [])
+              for p, c, f in _ACR_SHOWN.findall(obs)]
     command = args.get("command") if isinstance(args, dict) else None
     if tool in ("str_replace_editor", "read") or (tool.endswith("editor") and command == "view"):
         if command in (None, "view") and not views:
