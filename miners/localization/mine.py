@@ -25,7 +25,6 @@ from __future__ import annotations
 import collections
 import datetime as _dt
 import json
-import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
@@ -37,7 +36,12 @@ from swemine.miners.actions import drop_files, patch_files
 from swemine.miners.code_structure import StructureParser
 from swemine.miners.localization.gold import Gold, Reader, gold_from_patch, repo_reader
 from swemine.miners.localization.metrics import prf
-from swemine.miners.localization.negatives import bm25_negatives, repo_documents, trajectory_negatives
+from swemine.miners.localization.negatives import (
+    bm25_negatives,
+    extensions,
+    repo_documents,
+    trajectory_negatives,
+)
 from swemine.miners.localization.scratch import scratch_files
 from swemine.miners.localization.views import (
     edited_paths,
@@ -419,10 +423,6 @@ def repository_filter(owned: Iterable[str], scratch: Iterable[str], base_files: 
     return lambda p: p not in scratch and (p in base_files or p in owned)
 
 
-def _suffixes(paths: Iterable[str]) -> tuple[str, ...]:
-    return tuple(sorted({os.path.splitext(p)[1] for p in paths} - {""})) or (".py",)
-
-
 def mine_instance(task: dict, trajs: list[dict], repo, sp: StructureParser, *,
                   cfg: RewardConfig = RewardConfig(), config_hash: str = "",
                   negatives: int = DEFAULT_NEGATIVES) -> Iterator[dict]:
@@ -458,7 +458,7 @@ def mine_instance(task: dict, trajs: list[dict], repo, sp: StructureParser, *,
     ordered = sorted(trajs, key=lambda t: t["record_id"])
     scratch = {t["record_id"]: scratch_files(t, owned, exists) for t in ordered}
     keep = repository_filter(owned, {p for s in scratch.values() for p in s}, base_files)
-    docs = repo_documents(repo, commit, _suffixes(gold.gold_files)) if repo is not None and negatives > 0 else None
+    docs = repo_documents(repo, commit, extensions(gold.gold_files)) if repo is not None and negatives > 0 else None
     base = {"instance_id": iid, "repo": task.get("repo") or "", "base_commit": commit,
             "task_created_at": parse_time(task.get("created_at")), "problem_statement": task.get("problem_statement"),
             "license": license_id, "config_hash": config_hash, **_gold_fields(gold, source)}

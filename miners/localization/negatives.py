@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import collections
 import math
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from swemine.miners.actions import command_text
 from swemine.miners.localization.views import repo_relative, step_views
 
 BM25_K1, BM25_B = 1.2, 0.75
+MAX_SEARCH_HITS = 30
 _SEARCH_PROGRAMS = re.compile(r"(?:^|[\s;&|(])(?:grep|egrep|fgrep|rg|ag|ack|find|fd|git\s+grep)\s")
 _SEARCH_TOOLS = ("search", "find", "grep")
 _LISTED_PATH = re.compile(r"^((?:\.{0,2}/)?[\w.@+-]+(?:/[\w.@+-]+)+\.\w+|\./[\w.@+-]+\.\w+)(?=$|[\s:(])", re.M)
@@ -46,17 +48,20 @@ def is_search_step(step: dict) -> bool:
 
 def searched_paths(step: dict) -> list[str]:
     """Paths a search step listed at the start of an output line (``a/b.py:12:``, ``./a/b.py``, ``/r/a.py (2
-    matches)``)."""
+    matches)``); none when it listed more than :data:`MAX_SEARCH_HITS` (a listing, not a search)."""
     if not is_search_step(step):
         return []
-    return list(dict.fromkeys(_LISTED_PATH.findall(step.get("observation") or "")))
+    hits = list(dict.fromkeys(_LISTED_PATH.findall(step.get("observation") or "")))
+    return hits if len(hits) <= MAX_SEARCH_HITS else []
 
 
 def trajectory_negatives(trajs: Iterable[dict], keep: Callable[[str], bool], gold_files: Iterable[str] = ()
                          ) -> list[Negative]:
     """Viewed, then searched-only files of the instance's trajectories that ``keep`` accepts, ranked (see the
-    module docstring); a shown path that ends with a gold file's path is that gold file."""
+    module docstring); a shown path that ends with a gold file's path is that gold file. Searched files count only
+    with an extension of the gold files (a search lists build output and data files too)."""
     gold_files = list(gold_files)
+    suffixes = extensions(gold_files)
     view_steps: collections.Counter = collections.Counter()
     lines: collections.Counter = collections.Counter()
     search_steps: collections.Counter = collections.Counter()
@@ -75,7 +80,7 @@ def trajectory_negatives(trajs: Iterable[dict], keep: Callable[[str], bool], gol
                 first.setdefault(rel, at)
             for path in searched_paths(step):
                 rel = repo_relative(path, gold_files)
-                if rel and rel not in shown and keep(rel):
+                if rel and rel not in shown and rel.endswith(suffixes) and keep(rel):
                     search_steps[rel] += 1
                     first.setdefault(rel, at)
     viewed = sorted(view_steps, key=lambda p: (-view_steps[p], -lines[p], first[p], p))
@@ -83,6 +88,11 @@ def trajectory_negatives(trajs: Iterable[dict], keep: Callable[[str], bool], gol
                       key=lambda p: (-search_steps[p], first[p], p))
     return ([Negative(p, "viewed", float(view_steps[p])) for p in viewed]
             + [Negative(p, "searched", float(search_steps[p])) for p in searched])
+
+
+def extensions(paths: Iterable[str]) -> tuple[str, ...]:
+    """The file extensions of ``paths`` (``(".py",)`` when they have none): the kind of file a negative must be."""
+    return tuple(sorted({os.path.splitext(p)[1] for p in paths} - {""})) or (".py",)
 
 
 def terms(text: str) -> list[str]:

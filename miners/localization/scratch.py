@@ -32,6 +32,9 @@ from swemine.miners.localization.views import (
 )
 
 _CREATE_FAILED = ("already exists", "Cannot overwrite", "cannot overwrite")
+#: A redirection target that names a file (a path with a ``.`` or ``/``): text that is no shell command (code an
+#: agent sent to the shell by mistake, ``if x > 0:``) names none.
+_FILE_WORD = re.compile(r"^(?=[^/]*[./])[\w.@+~/-]+$|^[\w.@+~-]*/[\w.@+~/-]+$")
 _CONTROL = frozenset({"&&", "||", ";", "|", "&", ";;", "|&", "(", ")"})
 _PY_WRITE = re.compile(r"""\bopen\(\s*[rbuf]*(['"])([^'"\n]+)\1\s*,\s*(?:mode\s*=\s*)?[rbuf]*['"][rbt+]*[wax]"""
                        r"""|\bPath\(\s*[rbuf]*(['"])([^'"\n]+)\3\s*\)\.write_(?:text|bytes)\b""")
@@ -77,7 +80,7 @@ def shell_writes(command: str) -> list[tuple[str, str]]:
         while i < len(words):
             tok = words[i]
             if tok in (">", ">>", ">|") and i + 1 < len(words):
-                if not words[i + 1].startswith("/dev/"):
+                if _FILE_WORD.match(words[i + 1]) and not words[i + 1].startswith("/dev/"):
                     out.append((_join(cwd, words[i + 1]), "write"))
                 i += 2
                 continue
@@ -116,9 +119,9 @@ def step_writes(step: dict) -> list[tuple[str, str]]:
         if not is_create or any(m in obs[:300] for m in _CREATE_FAILED):
             return []
         path = args.get("path") or args.get("file_path")
-        if not isinstance(path, str):
-            path = _tokens(args.get("args") or "")[:1]
-            path = path[0] if path else ""
+        if not isinstance(path, str):      # SWE-agent ``create f``: the window it opens names f from the root
+            shown = [v.path for v in step_views(step)] + _tokens(args.get("args") or "")[:1]
+            path = shown[0] if shown else ""
         return [(path, "create")] if path else []
     if tool in ("write_file", "writefile"):
         path = args.get("path") or args.get("file_path")
@@ -131,42 +134,52 @@ def _rel(path: str) -> str | None:
     return rel if rel and rel not in (".", "..") else None
 
 
+def _under(path: str, directory: str) -> bool:
+    return path.startswith(directory.rstrip("/") + "/")
+
+
 def scratch_files(traj: dict, owned: Iterable[str], exists: Callable[[str], bool] | None = None) -> list[str]:
     """Repository-relative paths the trajectory created that do not belong to the repository (sorted).
 
     ``owned``: the files the gold patch and its test patch change; ``exists``: whether a path exists at the base
-    commit (``None`` without the repository: the run's own evidence decides, see the module docstring).
+    commit (``None`` without the repository: the run's own evidence decides, see the module docstring). A
+    directory the run made with ``mkdir`` counts as created when nothing under it was shown before the run first
+    wrote into it; everything the run names under it is then created too (build output included).
     """
-    created: set[str] = set()
-    existed: set[str] = set()          # the run showed or edited it before writing it
-    dirs: set[str] = set()
+    created: dict[str, int] = {}       # path -> step of its first write
+    existed: dict[str, int] = {}       # path -> step the run showed or edited it before writing it
+    dirs: dict[str, int] = {}          # mkdir'd directory -> first mkdir step
     named: set[str] = set()            # every repository path the run showed or wrote
-    for step in traj.get("steps") or []:
+    for n, step in enumerate(traj.get("steps") or []):
         written = set()
         for path, kind in step_writes(step):
             rel = _rel(path)
             if rel is None:
                 continue
             if kind == "mkdir":
-                dirs.add(rel)
+                dirs.setdefault(rel.rstrip("/"), n)
                 continue
             written.add(rel)
             if rel not in existed:
-                created.add(rel)
+                created.setdefault(rel, n)
         for path in [v.path for v in step_views(step)] + edited_paths(step):
             rel = _rel(path)
             if rel is not None and rel not in written:
                 named.add(rel)
                 if rel not in created:
-                    existed.add(rel)
+                    existed.setdefault(rel, n)
         named |= written
     patch = traj.get("final_patch") or ""
     added = set(new_files(patch))
-    created |= added
-    existed |= set(patch_files(patch)) - added
+    at_base = set(patch_files(patch)) - added          # changed as existing files: they existed at the base
     named |= set(patch_files(patch))
-    created |= {p for p in named for d in dirs if p.startswith(d.rstrip("/") + "/")}
+    made = set(created) | added
+    for d, step in dirs.items():
+        first_write = min([step] + [s for p, s in created.items() if _under(p, d)])
+        if not any(s < first_write for p, s in existed.items() if _under(p, d)):
+            made |= {p for p in named if _under(p, d) and p not in at_base}
+            existed = {p: s for p, s in existed.items() if not _under(p, d)}
     owned = set(owned)
     if exists is not None:
-        return sorted(p for p in created if p not in owned and not exists(p))
-    return sorted(p for p in created if p not in owned and (p in added or p not in existed))
+        return sorted(p for p in made if p not in owned and not exists(p))
+    return sorted(p for p in made if p not in owned and p not in at_base and (p in added or p not in existed))
