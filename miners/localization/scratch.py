@@ -12,8 +12,8 @@ run's own events decide what it created, never the file's name:
 - a ``new file`` in the run's own final patch.
 
 Without the repository, a written path counts as created unless the run showed or edited it in place before
-writing it, or its final patch changes it as an existing file (both mean it existed). With the repository, only
-its existence at the base commit decides.
+writing it, or its final patch changes it as an existing file (both mean it existed). With the repository, every
+path the run wrote or created is scratch unless it exists at the base commit.
 """
 from __future__ import annotations
 
@@ -150,6 +150,7 @@ def scratch_files(traj: dict, owned: Iterable[str], exists: Callable[[str], bool
     existed: dict[str, int] = {}       # path -> step the run showed or edited it before writing it
     dirs: dict[str, int] = {}          # mkdir'd directory -> first mkdir step
     named: set[str] = set()            # every repository path the run showed or wrote
+    writes: set[str] = set()           # every path the run wrote
     for n, step in enumerate(traj.get("steps") or []):
         written = set()
         for path, kind in step_writes(step):
@@ -160,6 +161,7 @@ def scratch_files(traj: dict, owned: Iterable[str], exists: Callable[[str], bool
                 dirs.setdefault(rel.rstrip("/"), n)
                 continue
             written.add(rel)
+            writes.add(rel)
             if rel not in existed:
                 created.setdefault(rel, n)
         for path in [v.path for v in step_views(step)] + edited_paths(step):
@@ -181,5 +183,5 @@ def scratch_files(traj: dict, owned: Iterable[str], exists: Callable[[str], bool
             existed = {p: s for p, s in existed.items() if not _under(p, d)}
     owned = set(owned)
     if exists is not None:
-        return sorted(p for p in made if p not in owned and not exists(p))
+        return sorted(p for p in made | writes if p not in owned and not exists(p))
     return sorted(p for p in made if p not in owned and p not in at_base and (p in added or p not in existed))
