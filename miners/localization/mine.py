@@ -312,7 +312,7 @@ def retrieval_pairs(gold: Gold, gold_patch: str, trajs: list[dict], keep: Callab
     taken = set(positives) | set(useful)
     negatives = trajectory_negatives(trajs, lambda p: p not in taken and keep(p), positives)
     if docs is not None:
-        negatives += bm25_negatives(query, docs, taken | {n.path for n in negatives}, k - len(negatives))
+        negatives += bm25_negatives(query, docs, taken | {n.path for n in negatives}, k - len(negatives), positives)
     return {"retrieval_positives": positives, "retrieval_useful_context": list(useful),
             "retrieval_hard_negatives": [n.path for n in negatives],
             "retrieval_hard_negative_sources": [n.source for n in negatives]}

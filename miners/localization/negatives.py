@@ -6,7 +6,8 @@
   ``search_dir``/``find_file``) that no step displayed, ranked by the number of such steps;
 - ``bm25``: with the repository at hand, the files at the base commit that score highest under Okapi BM25
   (k1 = 1.2, b = 0.75) for the problem statement, over files with the gold files' extensions (path and content;
-  identifiers split at ``_`` and camelCase), until the instance has ``k`` negatives.
+  identifiers split at ``_`` and camelCase), until the instance has ``k`` negatives; files scoring 0 (a short
+  statement shares few terms) fill the rest, nearest to the gold files first.
 
 Callers exclude gold files, useful context, scratch files and (with the repository) paths absent at the base
 commit.
@@ -126,12 +127,26 @@ def bm25_rank(query: str, docs: dict[str, collections.Counter]) -> list[tuple[st
     return sorted(scores, key=lambda kv: (-kv[1], kv[0]))
 
 
-def bm25_negatives(query: str, docs: dict[str, collections.Counter], exclude: set[str], n: int) -> list[Negative]:
-    """The ``n`` best BM25 documents not in ``exclude``."""
+def _shared_dirs(path: str, others: Iterable[str]) -> int:
+    """Leading directories ``path`` shares with the nearest of ``others``."""
+    dirs = path.split("/")[:-1]
+    return max((len(os.path.commonprefix([dirs, o.split("/")[:-1]])) for o in others), default=0)
+
+
+def bm25_negatives(query: str, docs: dict[str, collections.Counter], exclude: set[str], n: int,
+                   near: Iterable[str] = ()) -> list[Negative]:
+    """The ``n`` best BM25 documents not in ``exclude``; when fewer than ``n`` share a term with the query (a short
+    statement), the rest (score 0) follow nearest to the ``near`` files first (shared leading directories), then
+    by path."""
     if n <= 0:
         return []
-    ranked = bm25_rank(query, {p: c for p, c in docs.items() if p not in exclude})
-    return [Negative(p, "bm25", round(s, 4)) for p, s in ranked[:n]]
+    pool = {p: c for p, c in docs.items() if p not in exclude}
+    ranked = bm25_rank(query, pool)
+    scored = {p for p, _ in ranked}
+    near = list(near)
+    rest = sorted((p for p in pool if p not in scored), key=lambda p: (-_shared_dirs(p, near), p))
+    return [Negative(p, "bm25", round(s, 4)) for p, s in ranked[:n]] + [Negative(p, "bm25", 0.0)
+                                                                         for p in rest[:max(0, n - len(ranked))]]
 
 
 _TERMS_CACHE: dict[str, collections.Counter] = {}

@@ -10,7 +10,13 @@ from swemine.corpora.formats.base import make_step
 from swemine.corpora.repos import GitRepo
 from swemine.miners.code_structure import StructureParser
 from swemine.miners.localization.mine import mine_instance
-from swemine.miners.localization.negatives import bm25_rank, searched_paths, terms, trajectory_negatives
+from swemine.miners.localization.negatives import (
+    bm25_negatives,
+    bm25_rank,
+    searched_paths,
+    terms,
+    trajectory_negatives,
+)
 from tests.miners.localization.gitrepo import ScratchRepo
 
 
@@ -72,3 +78,12 @@ def test_repository_negatives_reach_k(tmp_path):
     assert negs[1:4] == ["pkg/time.py", "pkg/zone.py", "pkg/date.py"]
     (few,) = mine_instance(task, [traj], GitRepo(str(repo.root)), StructureParser(), negatives=2)
     assert few["retrieval_hard_negatives"] == ["pkg/cache.py", "pkg/time.py"]
+
+
+def test_zero_score_files_fill_up_nearest_first():
+    docs = {"a.py": collections.Counter({"token": 1}), "x/b.py": collections.Counter({"y": 1}),
+            "pkg/sub/d.py": collections.Counter({"y": 1}), "pkg/c.py": collections.Counter({"y": 1})}
+    negs = bm25_negatives("token", docs, exclude=set(), n=3, near=["pkg/gold.py"])
+    # a.py shares "token"; the others score 0: pkg/c.py and pkg/sub/d.py share "pkg/" with the gold file (by path)
+    assert [(n.path, n.source) for n in negs] == [("a.py", "bm25"), ("pkg/c.py", "bm25"), ("pkg/sub/d.py", "bm25")]
+    assert negs[1].weight == 0.0 and negs[0].weight > 0
