@@ -67,6 +67,7 @@ TASK_SCHEMA = pa.schema([
     pa.field("created_at", pa.string()),       # ISO-8601 as in SWE-bench
     pa.field("patch", pa.string()),
     pa.field("test_patch", pa.string()),
+    pa.field("doc_patch", pa.string()),        # mined tasks: documentation / changelog / authors files of the fix
     pa.field("version", pa.string()),
     pa.field("FAIL_TO_PASS", pa.list_(pa.string())),
     pa.field("PASS_TO_PASS", pa.list_(pa.string())),

@@ -169,6 +169,19 @@ def patch_section(patch: str, path: str) -> str:
     return ""
 
 
+def drop_files(patch: str, paths) -> str:
+    """``patch`` without the ``diff --git`` sections of ``paths`` (either side's path)."""
+    paths = set(paths)
+    if not paths:
+        return patch
+    kept = []
+    for section in re.split(r"^(?=diff --git )", patch or "", flags=re.M):
+        m = re.match(r"diff --git a/(\S+) b/(\S+)", section)
+        if not (m and (m.group(1) in paths or m.group(2) in paths)):
+            kept.append(section)
+    return "".join(kept)
+
+
 def new_files(patch: str) -> set[str]:
     """Files a unified diff creates (``new file mode`` / ``--- /dev/null``)."""
     out = set()

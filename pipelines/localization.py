@@ -3,7 +3,8 @@
 ``--input`` trajectories are read and joined with ``--tasks`` (the shared front), grouped by instance and mined
 by :func:`swemine.miners.localization.mine.mine_instance`; without ``--input`` every task yields one gold-location record.
 ``--repos DIR`` holds one git repository per GitHub repo (``owner__name``, bare or not): instances whose repo is
-there get ``repo`` gold (tree-sitter over the base commit), the others ``patch_only`` gold.
+there get ``repo`` gold (tree-sitter over the base commit), repository files decided by the base commit and BM25
+hard negatives up to ``--negatives`` per instance; the others ``patch_only`` gold.
 """
 from __future__ import annotations
 
@@ -17,7 +18,13 @@ from swemine.corpora.inputs import expand_inputs
 from swemine.corpora.records import make_reject
 from swemine.corpora.repos import repo_for
 from swemine.miners.code_structure import StructureParser
-from swemine.miners.localization.mine import LOCALIZATION_SCHEMA, STAGE, RewardConfig, mine_instance
+from swemine.miners.localization.mine import (
+    DEFAULT_NEGATIVES,
+    LOCALIZATION_SCHEMA,
+    STAGE,
+    RewardConfig,
+    mine_instance,
+)
 from swemine.pipelines.filtering import (
     add_filter_arguments,
     apply_filters,
@@ -34,6 +41,9 @@ OUTPUT = "localization/train"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repos", default="", help="directory of git repositories named owner__name (optional)")
+    parser.add_argument("--negatives", type=int, default=DEFAULT_NEGATIVES,
+                        help="with --repos, BM25 negatives fill each instance's hard negatives up to this many "
+                             f"(default {DEFAULT_NEGATIVES})")
     parser.add_argument("--max-file-bytes", type=int, default=1 << 30,
                         help="trajectory files larger than this are rejected as too_large")
     for f in fields(RewardConfig):
@@ -45,8 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 class _Miner:
     """The stage function: one instance group → localization records / rejects (holds parser and repos)."""
 
-    def __init__(self, repos_dir: str, cfg: RewardConfig, config_hash: str):
-        self.repos_dir, self.cfg, self.config_hash = repos_dir, cfg, config_hash
+    def __init__(self, repos_dir: str, cfg: RewardConfig, config_hash: str, negatives: int = DEFAULT_NEGATIVES):
+        self.repos_dir, self.cfg, self.config_hash, self.negatives = repos_dir, cfg, config_hash, negatives
         self.sp = StructureParser()
         self.repos: dict[str, object] = {}
 
@@ -67,7 +77,7 @@ class _Miner:
             return
         task = tasks[0]
         yield from mine_instance(task, trajs, self._repo(task.get("repo") or ""), self.sp, cfg=self.cfg,
-                                 config_hash=self.config_hash)
+                                 config_hash=self.config_hash, negatives=self.negatives)
 
 
 def _group(kv, with_inputs: bool):
@@ -81,12 +91,13 @@ def _group(kv, with_inputs: bool):
 
 def build_spec(inputs: list[str], tasks: list[str], repos: str = "", reward: RewardConfig = RewardConfig(),  # noqa: B008 (frozen)
                max_file_bytes: int = 1 << 30, num_buckets: int | None = None,
-               filters: dict | None = None) -> PipelineSpec:
+               filters: dict | None = None, negatives: int = DEFAULT_NEGATIVES) -> PipelineSpec:
     """The ``localization`` pipeline (see the module docstring)."""
     if not tasks:
         raise ValueError("localization needs --tasks (the gold patches come from the task rows)")
     config = {"inputs": list(inputs), "tasks": list(tasks), "repos": os.path.abspath(repos) if repos else "",
-              "reward": asdict(reward), "max_file_bytes": max_file_bytes, "filters": dict(filters or {})}
+              "reward": asdict(reward), "max_file_bytes": max_file_bytes, "filters": dict(filters or {}),
+              "negatives": negatives}
 
     def build(p, ctx):
         cfg = ctx.config
@@ -100,8 +111,8 @@ def build_spec(inputs: list[str], tasks: list[str], repos: str = "", reward: Rew
             rejects.append(read_rejects)
         groups = (keyed | "GroupByInstance" >> beam.CoGroupByKey()
                   | "Groups" >> beam.FlatMap(_group, with_inputs))
-        reward_cfg, repos_dir, stamp = RewardConfig(**cfg["reward"]), cfg["repos"], ctx.config_hash
-        records, mine_rejects, _ = apply_stage(groups, STAGE, lambda: _Miner(repos_dir, reward_cfg, stamp),
+        reward_cfg, repos_dir, stamp, k = RewardConfig(**cfg["reward"]), cfg["repos"], ctx.config_hash, cfg["negatives"]
+        records, mine_rejects, _ = apply_stage(groups, STAGE, lambda: _Miner(repos_dir, reward_cfg, stamp, k),
                                                fanout=True)
         kept, filtered = apply_filters(records, "localization", cfg["filters"], ctx, label="Loc")
         return Built(outputs={OUTPUT: kept}, rejects=rejects + [mine_rejects], filtered=[filtered])
@@ -116,4 +127,4 @@ def build_spec(inputs: list[str], tasks: list[str], repos: str = "", reward: Rew
 def spec_from_args(args: argparse.Namespace) -> PipelineSpec:
     reward = RewardConfig(**{f.name: getattr(args, f.name) for f in fields(RewardConfig)})
     return build_spec(args.input, args.tasks, args.repos, reward, args.max_file_bytes,
-                      filters=filter_config_from_args(args))
+                      filters=filter_config_from_args(args), negatives=args.negatives)

@@ -21,6 +21,7 @@ from swemine.miners.code_structure import StructureParser
 from swemine.miners.localization.mine import LOCALIZATION_SCHEMA, mine_instance
 from swemine.miners.localization.mine import STAGE as STAGE_LOCALIZATION
 from swemine.miners.tasks.history import (
+    DEFAULT_DOC_RULES,
     DEFAULT_TEST_RULES,
     STAGE_LIST,
     MineConfig,
@@ -55,6 +56,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-statement-chars", type=int, default=20000)
     parser.add_argument("--test-rule", action="append", default=None,
                         help=f"test path rule (repeatable; default {' '.join(DEFAULT_TEST_RULES)})")
+    parser.add_argument("--doc-rule", action="append", default=None,
+                        help="documentation / changelog path rule, case ignored: such files go to doc_patch "
+                             f"(repeatable; default {' '.join(DEFAULT_DOC_RULES)})")
     parser.add_argument("--no-verify-apply", action="store_true",
                         help="skip the git apply --check of each task's patches at its base commit")
     parser.add_argument("--repo-cache", default=None, help="where remote repositories are cloned")
@@ -184,7 +188,8 @@ def build_spec(repos_dir: str | None = None, repos: list[str] | None = None, iss
 
 
 def spec_from_args(args: argparse.Namespace) -> PipelineSpec:
-    cfg = MineConfig(test_rules=tuple(args.test_rule or DEFAULT_TEST_RULES), max_code_files=args.max_code_files,
+    cfg = MineConfig(test_rules=tuple(args.test_rule or DEFAULT_TEST_RULES),
+                     doc_rules=tuple(args.doc_rule or DEFAULT_DOC_RULES), max_code_files=args.max_code_files,
                      min_statement_chars=args.min_statement_chars, max_statement_chars=args.max_statement_chars,
                      verify_apply=not args.no_verify_apply)
     return build_spec(args.repos, args.repo, args.issues, args.rev, cfg, args.repo_cache, args.localization,

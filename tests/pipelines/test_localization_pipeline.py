@@ -81,3 +81,23 @@ def test_gold_records_of_benchmark_tasks_are_decontaminated(corpora_dir, tmp_pat
     filtered = read_rows(str(out), "filtered/filtered")
     assert len(filtered) == 23 and {f["reason"] for f in filtered} == {"instance"}
     assert (out / "contamination_report.md").exists()
+
+
+def test_negatives_flag_with_repos(tmp_path, capsys):
+    repos = tmp_path / "repos"
+    repo = ScratchRepo(repos / "acme__demo")
+    files = {f"m{i}.py": f"def f{i}():\n    return 'token {i}'\n" for i in range(5)}
+    base, patch = repo.change({**files, "a.py": "def tok():\n    return 1\n"}, {"a.py": "def tok():\n    return 2\n"})
+    task_file = tmp_path / "tasks.jsonl"
+    task_file.write_text(json.dumps({"instance_id": "acme__demo-1", "repo": "acme/demo", "base_commit": base,
+                                     "patch": patch, "problem_statement": "the token is wrong"}) + "\n")
+    for k in (3, 8):
+        out = str(tmp_path / f"k{k}")
+        assert main(["run", "localization", "--tasks", str(task_file), "--repos", str(repos), "--negatives", str(k),
+                     "--output", out]) == 0
+        (row,) = _load(out)
+        # five files share "token" with the statement: k = 3 takes three (equal scores: by path), k = 8 all five
+        assert row["retrieval_hard_negatives"] == [f"m{i}.py" for i in range(min(k, 5))]
+        assert row["retrieval_hard_negative_sources"] == ["bm25"] * min(k, 5)
+        assert read_manifest(out)["config"]["negatives"] == k
+    capsys.readouterr()

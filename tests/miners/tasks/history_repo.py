@@ -88,7 +88,8 @@ MIT = "MIT License\n\nPermission is hereby granted, free of charge, to any perso
 
 def build_shapes(root: str) -> dict[str, str]:
     """``<root>/acme__shapes``: pull request #21 (two commits, merged after main moved on) edits the method
-    ``Circle.area`` and the function ``scale`` of ``pkg/shapes.py`` and adds a test."""
+    ``Circle.area`` and the function ``scale`` of ``pkg/shapes.py``, adds a test, a changelog entry, a towncrier
+    news fragment, a documentation page and an authors list."""
     repo = init_repo(os.path.join(root, "acme__shapes"))
     c = {"repo": repo}
     c["root"] = commit_files(repo, {"LICENSE": MIT, "pkg/__init__.py": "", "pkg/shapes.py": SHAPES}, "Initial import")
@@ -97,7 +98,11 @@ def build_shapes(root: str) -> dict[str, str]:
     commit_files(repo, {"pkg/shapes.py": SHAPES.replace("3.14 *", "math.pi *")
                         .replace("shape.r = shape.r * k", "shape.r *= float(k)"),
                         "tests/test_shapes.py": "from pkg.shapes import Circle, scale\n\n\ndef test_scale():\n"
-                                                "    assert scale(Circle(1), 2).r == 2.0\n"}, "Scale with floats")
+                                                "    assert scale(Circle(1), 2).r == 2.0\n",
+                        "CHANGES.rst": "Unreleased\n----------\n\n- scale returns floats\n",
+                        "changelog/21.bugfix.rst": "``Circle.area`` uses ``math.pi``.\n",
+                        "docs/usage.md": "``scale(shape, k)`` multiplies the radius by ``float(k)``.\n",
+                        "AUTHORS": "Dev <dev@example.com>\n"}, "Scale with floats")
     git(repo, "checkout", "-q", "main")
     c["main_moved"] = commit_files(repo, {"README.md": "shapes\n"}, "Add a README")
     git(repo, "merge", "-q", "--no-ff", "pi", "-m",
