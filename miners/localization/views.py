@@ -191,7 +191,7 @@ def step_views(step: dict) -> list[View]:
     command = args.get("command") if isinstance(args, dict) else None
     if tool in ("str_replace_editor", "read") or (tool.endswith("editor") and command == "view"):
         if command in (None, "view") and not views and _DIRECTORY_LISTING not in obs[:200]:
-            _json_file_views({k: v for k, v in args.items() if k in ("path", "view_range")}, views)
+            _json_file_views({k: v for k, v in args.items() if k in ("path", "file_path", "view_range")}, views)
     elif any(t in tool for t in _VIEW_TOOLS) and not views and isinstance(args, (dict, list)):
         _json_file_views(args, views)
     shell = command if isinstance(command, str) else step.get("action_text") or ""
