@@ -164,16 +164,30 @@ def repo_level(family: str, repo_name: str, context: list[tuple[str, str]], path
     return "".join(parts)
 
 
-def chat_prompt(path: str, names: list[str], group_type: str, masked_text: str) -> str:
-    """The user turn: the masked file and what to produce (methods.md §4.8, in our own words)."""
+#: What the user turn asks the answer to hold: without a rationale stage the answer is the implementation only.
+ANSWER_SECTIONS = {
+    (False, "single"): "Answer with a `### Implementation` section holding the whole function (signature "
+                       "included) in one ```python block.",
+    (True, "single"): "Reason step by step from its signature, type hints and usages. Answer with a `### Reasoning` "
+                      "section, then a `### Implementation` section holding the whole function (signature "
+                      "included) in one ```python block.",
+    (False, "group"): "Answer with a `### Implementation` section with one `### Function i: name` heading and "
+                      "```python block per function, in the order listed.",
+    (True, "group"): "Reason step by step about each function and how they use one another. Answer with a "
+                     "`### Reasoning` section, then `### Implementation` with one `### Function i: name` heading "
+                     "and ```python block per function, in the order listed.",
+}
+
+
+def chat_prompt(path: str, names: list[str], group_type: str, masked_text: str, reasoning: bool = False) -> str:
+    """The user turn: the masked file and what to produce (methods.md §4.8, in our own words). ``reasoning``
+    asks for a ``### Reasoning`` section too (only when a rationale stage writes one into the answer)."""
     if len(names) == 1:
         head = (f"You are an expert Python programmer. In the Python file below, the body of the function "
                 f"`{names[0]}` has been replaced by the line `# <MASKED_FUNCTION_BODY>`.\n\n"
                 "Work out what it must do from the imports, the other functions and classes, the places that "
-                "call it and the helpers it can call; reason step by step from its signature, type hints and "
-                "usages, then write its complete body.\n\n"
-                "Answer with a `### Reasoning` section, then a `### Implementation` section holding the whole "
-                "function (signature included) in one ```python block.")
+                "call it and the helpers it can call, then write its complete body.\n\n"
+                + ANSWER_SECTIONS[reasoning, "single"])
     else:
         listed = ", ".join(f"`{n}`" for n in names)
         head = (f"You are an expert Python programmer. In the Python file below, the bodies of {len(names)} "
@@ -181,9 +195,24 @@ def chat_prompt(path: str, names: list[str], group_type: str, masked_text: str) 
                 f"{GROUP_DESCRIPTIONS.get(group_type, 'they depend on each other')}.\n\n"
                 "Work out what each must do from the rest of the file and from how they use one another; keep "
                 "the implementations consistent with each other.\n\n"
-                "Answer with a `### Reasoning` section, then `### Implementation` with one `### Function i: name` "
-                "heading and ```python block per function, in the order listed.")
+                + ANSWER_SECTIONS[reasoning, "group"])
     return f"{head}\n\nFile: `{path}`\n\n```python\n{masked_text}\n```"
+
+
+def asks_for_reasoning(prompt: str) -> str:
+    """``prompt`` (a :func:`chat_prompt`) changed to ask for a ``### Reasoning`` section before the implementation."""
+    for kind in ("single", "group"):
+        if ANSWER_SECTIONS[False, kind] in prompt:
+            return prompt.replace(ANSWER_SECTIONS[False, kind], ANSWER_SECTIONS[True, kind], 1)
+    return prompt
+
+
+def requested_sections(prompt: str) -> list[str]:
+    """The ``### `` sections a :func:`chat_prompt` asks the answer to start with, in order."""
+    for (reasoning, _kind), text in ANSWER_SECTIONS.items():
+        if text in prompt:
+            return ["Reasoning", "Implementation"] if reasoning else ["Implementation"]
+    return []
 
 
 def chat_answer(names: list[str], functions: list[str], rationale: str = "") -> str:
