@@ -6,9 +6,13 @@ A *work item* travels between the stages as a plain dict::
      "recoveries": [{error_step, fix_step, flag}], "gold_patch": str, "gold_files": [...],
      "diagnosis": {...}, "diagnoser": str}
 
-A *diagnosis* (what a :class:`Diagnoser` returns, what the LLM must emit; :data:`DIAGNOSIS_JSON_SCHEMA`) speaks
-the source's own step numbers where they are unique (``source_index``; for Who&When the ``history`` index), so
-labels compare directly::
+**One step numbering.** Every step number in a diagnosis, a work item and an error record (``error_step``,
+``recovery_step``, ``evidence[].step``, ``candidate_flags[].step``) is a 0-based index into the trajectory's
+normalized ``steps`` (one step per tool call / action). The harness's own number (message index of a chat row,
+Moatless node id, Who&When ``history`` index) rides beside it as ``error_source_step`` /
+``candidate_flags[].source_step`` (the step's ``source_index``).
+
+A *diagnosis* (what a :class:`Diagnoser` returns, what the LLM must emit; :data:`DIAGNOSIS_JSON_SCHEMA`)::
 
     {error_step, error_category, evidence: [{step, quote}], explanation,
      proposed_correction: {tool_name, tool_args_json, action_text}, expected_effect, confidence}
@@ -30,13 +34,15 @@ from swemine.corpora.records import PROVENANCE_FIELDS, Reject, content_id, dumps
 from swemine.miners import actions as act
 from swemine.miners.errors import flags as ef
 from swemine.miners.errors.flags import CATEGORIES, ErrorFlag
-from swemine.miners.errors.transcript import step_numbers
 
 DIAGNOSE_STAGE = "diagnose"
 VERIFY_STAGE = "verify"
 STATUS_VERIFIED = "verified"
 STATUS_NOT_DIAGNOSED = "not_diagnosed"
 
+STEP_DOC = "0-based index into the trajectory's normalized steps (one step per tool call / action)"
+SOURCE_STEP_DOC = ("the harness's own step number (the step's source_index: chat message index, Moatless node id, "
+                   "Who&When history index)")
 ACTION_TYPE = pa.struct([pa.field("tool_name", pa.string()), pa.field("tool_args_json", pa.string()),
                          pa.field("action_text", pa.string())])
 ERROR_DIAGNOSIS_SCHEMA = pa.schema([
@@ -50,17 +56,23 @@ ERROR_DIAGNOSIS_SCHEMA = pa.schema([
     pa.field("harness_family", pa.string()),
     pa.field("policy_model", pa.string()),
     pa.field("resolved", pa.bool_()),
-    pa.field("error_step", pa.int32()),                 # the source's own step number when unique, else idx
-    pa.field("candidate_flags", pa.list_(pa.struct([pa.field("step", pa.int32()), pa.field("flag", pa.string())]))),
+    pa.field("error_step", pa.int32(), metadata={"description": STEP_DOC}),
+    pa.field("error_source_step", pa.int32(), metadata={"description": SOURCE_STEP_DOC}),
+    pa.field("candidate_flags", pa.list_(pa.struct([
+        pa.field("step", pa.int32(), metadata={"description": STEP_DOC}),
+        pa.field("source_step", pa.int32(), metadata={"description": SOURCE_STEP_DOC}),
+        pa.field("flag", pa.string())]))),
     pa.field("error_category", pa.string()),
-    pa.field("evidence", pa.list_(pa.struct([pa.field("step", pa.int32()), pa.field("quote", pa.string())]))),
+    pa.field("evidence", pa.list_(pa.struct([pa.field("step", pa.int32(), metadata={"description": STEP_DOC}),
+                                             pa.field("quote", pa.string())]))),
     pa.field("explanation", pa.string()),
     pa.field("proposed_correction", ACTION_TYPE),
     pa.field("correction_source", pa.string()),         # natural_recovery | gold_patch | rule_template | llm
     pa.field("original_action", ACTION_TYPE),
     pa.field("expected_effect", pa.string()),
     pa.field("confidence", pa.float32()),
-    pa.field("recovery_step", pa.int32()),              # the agent's own fixing step, when it recovered
+    pa.field("recovery_step", pa.int32(), metadata={"description": "the agent's own fixing step, when it recovered; "
+                                                                   + STEP_DOC}),
     pa.field("verification", pa.struct([pa.field("evidence_ok", pa.bool_()), pa.field("action_valid", pa.bool_()),
                                         pa.field("category_ok", pa.bool_()),
                                         pa.field("judge_agreement", pa.bool_())])),
@@ -112,14 +124,14 @@ class Diagnoser(Protocol):
 # ---- step index helpers -----------------------------------------------------------------------------------
 
 def source_of(traj: dict, idx: int) -> int:
-    """Normalized step idx → the number diagnoses cite (:func:`swemine.miners.errors.transcript.step_numbers`)."""
-    return step_numbers(traj["steps"])[idx]
+    """The harness's own number of step ``idx`` (its ``source_index``; ``idx`` when the reader kept none)."""
+    value = traj["steps"][idx].get("source_index")
+    return idx if value is None else int(value)
 
 
 def idx_of(traj: dict, number: int) -> int | None:
-    """A cited step number → normalized idx (None when no step has it)."""
-    numbers = step_numbers(traj.get("steps") or [])
-    return numbers.index(number) if number in numbers else None
+    """``number`` when it indexes the trajectory's ``steps``, else ``None``."""
+    return number if 0 <= number < len(traj.get("steps") or []) else None
 
 
 def action_of(step: dict) -> dict:
@@ -342,9 +354,9 @@ class RuleDiagnoser:
             correction, effect, source = _template_correction(item, idx, flag)
         tool = step.get("tool_name") or "action"
         return {
-            "error_step": source_of(traj, idx), "error_category": flag,
-            "evidence": [{"step": source_of(traj, cited), "quote": quote}] if quote else [],
-            "explanation": f"At step {source_of(traj, idx)} ({tool}) {_EXPLAIN[flag]}: \"{quote[:120]}\".",
+            "error_step": idx, "error_category": flag,
+            "evidence": [{"step": cited, "quote": quote}] if quote else [],
+            "explanation": f"At step {idx} ({tool}) {_EXPLAIN[flag]}: \"{quote[:120]}\".",
             "proposed_correction": correction, "expected_effect": effect,
             "confidence": 0.9 if source == "natural_recovery" else 0.5, "correction_source": source,
         }
@@ -465,7 +477,8 @@ def build_record(item: dict, diagnosis: dict | NotDiagnosed, diagnoser: str,
                  replay_result: dict | None = None) -> dict:
     """The ``ERROR_DIAGNOSIS_SCHEMA`` row; a ``NotDiagnosed`` makes a ``not_diagnosed`` record."""
     traj = item["trajectory"]
-    cands = [{"step": source_of(traj, c["step"]), "flag": c["flag"]} for c in item["candidates"]]
+    cands = [{"step": c["step"], "source_step": source_of(traj, c["step"]), "flag": c["flag"]}
+             for c in item["candidates"]]
     base: dict[str, Any] = {
         "source_dataset": traj.get("source_format") or "", "trajectory_id": traj.get("trajectory_id") or "",
         "instance_id": traj.get("instance_id") or "", "repo": traj.get("repo") or "",
@@ -476,7 +489,7 @@ def build_record(item: dict, diagnosis: dict | NotDiagnosed, diagnoser: str,
     }
     if isinstance(diagnosis, NotDiagnosed):
         return {**base, "record_id": content_id("error-diagnosis", traj["record_id"], diagnoser, STATUS_NOT_DIAGNOSED),
-                "status": STATUS_NOT_DIAGNOSED, "error_step": None, "evidence": [], "error_category": "",
+                "status": STATUS_NOT_DIAGNOSED, "error_step": None, "error_source_step": None, "evidence": [], "error_category": "",
                 "explanation": "", "proposed_correction": None, "correction_source": "", "original_action": None,
                 "expected_effect": "", "confidence": None, "recovery_step": None, "verification": None,
                 "replay": None, "view_diagnosis": False, "view_recovery": False, "view_preference": False,
@@ -492,14 +505,14 @@ def build_record(item: dict, diagnosis: dict | NotDiagnosed, diagnoser: str,
         **base,
         "record_id": content_id("error-diagnosis", traj["record_id"], diagnoser, diagnosis["error_step"],
                                 diagnosis["error_category"], diagnosis["proposed_correction"]),
-        "status": STATUS_VERIFIED, "error_step": int(diagnosis["error_step"]),
+        "status": STATUS_VERIFIED, "error_step": idx, "error_source_step": source_of(traj, idx),
         "error_category": diagnosis["error_category"],
         "evidence": [{"step": int(e["step"]), "quote": e["quote"]} for e in diagnosis["evidence"]],
         "explanation": diagnosis["explanation"], "proposed_correction": dict(diagnosis["proposed_correction"]),
         "correction_source": "natural_recovery" if natural else source,
         "original_action": action_of(traj["steps"][idx]), "expected_effect": diagnosis.get("expected_effect") or "",
         "confidence": float(diagnosis.get("confidence") or 0.0),
-        "recovery_step": source_of(traj, fix) if fix is not None else None,
+        "recovery_step": fix,
         "verification": {"evidence_ok": True, "action_valid": True, "category_ok": True, "judge_agreement": None},
         "replay": rep, "view_diagnosis": True, "view_recovery": True,
         "view_preference": natural or replay_evidence,

@@ -17,7 +17,6 @@ from swemine.miners.errors.diagnosis import (
     DIAGNOSIS_JSON_SCHEMA,
     NotDiagnosed,
     provenance_of,
-    source_of,
 )
 from swemine.miners.errors.flags import CATEGORIES
 from swemine.miners.errors.transcript import clip, render_transcript
@@ -33,7 +32,7 @@ SYSTEM_PROMPT = (
 def diagnosis_messages(item: dict, obs_chars: int = 1200) -> list[dict]:
     """The chat prompt for one work item."""
     traj = item["trajectory"]
-    flags = [f"step {source_of(traj, c['step'])}: {c['flag']}" for c in item["candidates"]]
+    flags = [f"step {c['step']}: {c['flag']}" for c in item["candidates"]]
     parts = [f"HARNESS: {traj.get('harness') or 'unknown'}",
              f"RESOLVED: {traj.get('resolved')}",
              "TASK:\n" + (traj.get("problem_statement") or "(not recorded)")[:4000],

@@ -50,7 +50,7 @@ def test_rule_diagnoser_resolved_run_uses_natural_recovery(t16139):
     assert dg.verify(item, d) == []
     rec = dg.build_record(item, d, "rules-v1", dg.replay(item, d))
     assert rec["replay"]["supported"] is False and rec["recovery_step"] == 6
-    assert rec["view_preference"] is True and rec["candidate_flags"][0] == {"step": 4, "flag": "edit_rejected"}
+    assert rec["view_preference"] is True and rec["candidate_flags"][0] == {"step": 4, "source_step": 4, "flag": "edit_rejected"}
     assert rec["original_action"]["action_text"].startswith("edit 166:166\n        password.help_text")
 
 
@@ -225,12 +225,12 @@ def test_batch_api_file_then_offline_run_from_cache(swe_trajs, tmp_path):
     assert json.loads(res.records[2]["extra_json"])["not_diagnosed"].startswith("llm_")
 
 
-def test_step_numbers_fall_back_to_idx_when_the_source_repeats_them(corpora_dir):
-    from swemine.miners.errors.transcript import step_numbers
+def test_steps_are_indexes_even_where_the_source_repeats_its_numbers(corpora_dir):
     path = corpora_dir / "moatless/evaluations/20240617_moatless_gpt-4o-2024-05-13/trajs/scikit-learn__scikit-learn-14983.json"
     (traj,), _ = normalize_paths([str(path)])
     assert [s["source_index"] for s in traj["steps"]][8:11] == [8, 8, 8]        # one transition, three actions
-    assert step_numbers(traj["steps"]) == list(range(len(traj["steps"])))
     item = dg.make_item(traj)
     d = dg.RuleDiagnoser().diagnose(item)
     assert (d["error_step"], d["error_category"]) == (15, "loop") and dg.verify(item, d) == []
+    rec = dg.build_record(item, d, "rules-v1")
+    assert (rec["error_step"], rec["error_source_step"]) == (15, traj["steps"][15]["source_index"])

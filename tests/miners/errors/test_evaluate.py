@@ -61,7 +61,8 @@ def test_incorrect_fix_correction_is_the_reference_change(corpora_dir):
                 if t.get("instance_id") == "astropy__astropy-7606")
     item = dg.make_item(traj, task["patch"])
     d = dg.RuleDiagnoser().diagnose(item)
-    assert (d["error_step"], d["error_category"], d["correction_source"]) == (32, "incorrect_fix", "gold_patch")
+    assert (d["error_step"], d["error_category"], d["correction_source"]) == (15, "incorrect_fix", "gold_patch")
+    assert traj["steps"][15]["source_index"] == 32                # the message index, kept beside it
     assert d["evidence"][0]["quote"].startswith("sed -i '1715s/ValueError, TypeError/")
     assert d["proposed_correction"]["action_text"].startswith(
         "git apply <<'EOF'\ndiff --git a/astropy/units/core.py b/astropy/units/core.py\n")
