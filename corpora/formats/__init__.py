@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from swemine.corpora.formats import autocoderover
 from swemine.corpora.formats.base import LABEL_PRIORITY, Format
 from swemine.corpora.formats.chat_rows import OpenAIChatRow, SweAgentRow
+from swemine.corpora.formats.message_list import MessageListRun
 from swemine.corpora.formats.mini_swe_agent import MiniSweAgentTraj
 from swemine.corpora.formats.moatless import MoatlessV1, MoatlessV2, MoatlessV3
 from swemine.corpora.formats.openhands import OpenHandsLlmCompletion, OpenHandsOutput
@@ -45,6 +46,7 @@ FORMATS: list[Format] = [
     MoatlessV1(),
     MoatlessV3(),
     WhoAndWhen(),
+    MessageListRun(),
 ]
 
 #: Directory formats (see ``swemine.corpora.inputs.register_directory_format``): name -> reader(dir_uri) yielding records.
