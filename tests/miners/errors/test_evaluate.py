@@ -1,5 +1,6 @@
-"""Figures against external labels: Who&When human step labels and the mini-swe-agent failure reports."""
-import glob
+"""Figures against external labels: the step-label evaluator (small inputs; the hand-labelled OpenHands half and
+Who&When through ``swemine eval-errors``) and the mini-swe-agent failure reports."""
+from math import comb
 
 from swemine.corpora.tasks import load_tasks
 from swemine.miners.errors import diagnosis as dg
@@ -19,15 +20,6 @@ def test_who_when_terminal_output_flags_the_agent_step(corpora_dir):
     d = dg.RuleDiagnoser().diagnose(item)
     assert d["error_step"] == 6 and d["evidence"][0]["step"] == 7      # the quote lives in the terminal's turn
     assert dg.verify(item, d) == []
-
-
-def test_who_when_figures(corpora_dir):
-    res = ee.evaluate_who_when(glob.glob(str(corpora_dir / "who-and-when/Who_and_When/*/*.json")))
-    alg, hand, both = res["Algorithm-Generated"], res["Hand-Crafted"], res["all"]
-    assert (alg["n"], hand["n"], both["n"]) == (40, 42, 82)
-    assert (alg["label_in_candidates"], alg["exact"], alg["within2"], alg["baseline_first_step"]) == (12, 10, 15, 4)
-    assert (hand["label_in_candidates"], hand["exact"]) == (0, 0)
-    assert both["candidate_coverage"] == 0.1463 and both["exact_step_agreement"] == 0.122
 
 
 def test_failure_report_labels_and_agreement(corpora_dir):
@@ -68,3 +60,27 @@ def test_incorrect_fix_correction_is_the_reference_change(corpora_dir):
         "git apply <<'EOF'\ndiff --git a/astropy/units/core.py b/astropy/units/core.py\n")
     assert dg.verify(item, d) == []
     assert set(dg.verify(item, {**d, "error_category": "incorrect_fix", "error_step": 0})) <= set(dg.CHECKS)
+
+
+def test_score_on_small_inputs():
+    labels, bad = ee.parse_labels([
+        '{"instance_id": "a", "action_index": 3, "category": "x", "phase": "Fix Implementation Phase"}',
+        '{"instance_id": "a", "action_index": 5, "category": "y"}',     # later label: not the target
+        '{"instance_id": "b", "step": 0, "phase": "Understanding & Localization Phase"}',
+        '{"instance_id": "gone", "step": 1}', '{"instance_id": "c", "step": 9}', "not json", '{"step": 2}'])
+    assert bad == {"bad_row": 2} and labels["a"][0] == {"step": 2, "category": "x", "phase": "fix_implementation"}
+    preds = {"a": {"step": 3, "phase": "fix_implementation", "candidates": [1, 3], "n_steps": 4},
+             "b": {"step": None, "phase": "", "candidates": [], "n_steps": 5},
+             "c": {"step": 1, "phase": "", "candidates": [1], "n_steps": 9}}
+    res = ee.score(labels, preds)
+    assert (res["unknown_instance"], res["step_past_end"], res["scored"], res["predicted"]) == (1, 1, 2, 1)
+    # a: target 2, window {2, 3}: predicted 3 is in the window, not exact, within 2; candidate 3 hits the window
+    assert (res["exact"], res["window"], res["within2"], res["candidate_hit"]) == (0, 1, 1, 1)
+    # random: 2 of 4 steps flagged hit a 2-step window with 1 - C(2,2)/C(4,2) = 5/6; b flags nothing: 0
+    assert res["random_recall"] == round((1 - comb(2, 2) / comb(4, 2)) / 2, 4)
+    assert res["candidate_recall"] == 0.5 and res["enrichment"] == round(0.5 / res["random_recall"], 4)
+    assert res["candidate_share_of_steps"] == round(2 / 9, 4)
+    assert (res["phase_labelled"], res["phase_agree"]) == (2, 1)
+    assert res["per_category"] == {"x": {"runs": 1, "window": 1, "candidate_hit": 1},
+                                   "(none)": {"runs": 1, "window": 0, "candidate_hit": 0}}
+    assert ee.random_hit(10, 0, 2) == 0.0 and ee.random_hit(3, 3, 2) == 1.0
