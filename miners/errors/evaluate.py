@@ -123,11 +123,11 @@ def score(labels: dict[str, list[dict]], predictions: dict[str, dict]) -> dict:
         random_recall += random_hit(n, len(pred["candidates"]), len(window))
         steps_total += n
         flagged_total += len(pred["candidates"])
-        phases = {lb["phase"] for lb in first if lb["phase"]}
+        phases = {lb.get("phase") for lb in first if lb.get("phase")}
         if phases:
             counts["phase_labelled"] += 1
             counts["phase_agree"] += pred["phase"] in phases
-        for cat in sorted({lb["category"] or "(none)" for lb in first}):
+        for cat in sorted({lb.get("category") or "(none)" for lb in first}):
             agg = per_category.setdefault(cat, {"runs": 0, "window": 0, "candidate_hit": 0})
             agg["runs"] += 1
             agg["window"] += hit["window"]
@@ -196,6 +196,9 @@ REPORT_LABEL_MAP = {"incorrect-fix-logic": "incorrect_fix", "likely-incorrect-lo
                     "simple-fix": "incorrect_fix", "exception-handling": "incorrect_fix",
                     "encoding-handling": "incorrect_fix", "test-modification": "wrong_file_edit",
                     "config-modification": "wrong_file_edit"}
+#: Categories a weak label agrees with: a wrong change in the right place, or a change outside the fix.
+REPORT_AGREES = {"incorrect_fix": {"incorrect_fix", "divergent_edit"},
+                 "wrong_file_edit": {"wrong_file_edit", "wrong_location", "test_edit"}}
 _LABELS_RE = re.compile(r"^\*\*Labels:\*\*\s*(.+)$", re.M)
 
 
@@ -229,7 +232,7 @@ def evaluate_failure_reports(run_dir: str, patch_by_instance: dict[str, str]) ->
         pred = d["error_category"] if isinstance(d, dict) else ""
         flags = {c["flag"] for c in item["candidates"]}
         rows.append({"instance_id": iid, "resolved": by_instance[iid]["resolved"], "weak": weak, "predicted": pred,
-                     "agree": bool(weak) and pred == weak, "weak_in_flags": weak in flags})
+                     "agree": pred in REPORT_AGREES.get(weak, ()), "weak_in_flags": bool(flags & REPORT_AGREES.get(weak, set()))})
     labelled = [r for r in rows if r["weak"]]
     n = len(labelled) or 1
     return {"reports": len(rows), "labelled": len(labelled),

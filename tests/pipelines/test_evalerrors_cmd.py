@@ -19,7 +19,11 @@ def test_eval_errors_on_the_labelled_half(corpora_dir, tmp_path, capsys):
     assert main(["eval-errors", "--labels", str(labels), "--run", str(out), "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert (res["labelled_runs"], res["scored"], res["unknown_instance"], res["bad_row"]) == (55, 54, 1, 0)
-    figures = {k: res[k] for k in ("window", "exact", "within2", "candidate_hit", "phase_agree")}
-    assert figures == {"window": 0, "exact": 0, "within2": 7, "candidate_hit": 10, "phase_agree": 0}
+    figures = {k: res[k] for k in ("window", "exact", "within2", "candidate_hit", "phase_agree", "phase_labelled")}
+    assert figures == {"window": 34, "exact": 1, "within2": 43, "candidate_hit": 39, "phase_agree": 39,
+                       "phase_labelled": 54}
+    # the targets: the chosen step in the window for >= 55% of runs, candidates >= 2x random flagging
+    assert res["window_rate"] == 0.6296 and res["window_rate"] >= 0.55
+    assert (res["candidate_recall"], res["candidate_share_of_steps"], res["enrichment"]) == (0.7222, 0.0931, 3.4771)
     assert main(["eval-errors", "--labels", str(labels), "--run", str(out)]) == 0
     assert "window (L or L+1)" in capsys.readouterr().out
