@@ -26,7 +26,7 @@ import re
 
 from swemine.miners import actions as act
 from swemine.miners.errors import flags as ef
-from swemine.miners.errors.flags import quote_in_step, same_file
+from swemine.miners.errors.flags import same_file
 
 _TEST_PATH_RE = re.compile(r"(?:^|/)(?:tests?|testing)/|(?:^|/)test_[^/]*$|_tests?\.py$|(?:^|/)conftest\.py$")
 _SCRATCH_EXT = (".log", ".txt", ".out", ".orig", ".rej", ".diff", ".patch")
@@ -82,12 +82,13 @@ def _is_scratch_write(step: dict) -> bool:
 
 
 def source_edits(traj: dict, gold_files: list[str]) -> list[tuple[int, str]]:
-    """``(step idx, path)`` of every source edit (module docstring), in order."""
+    """``(step idx, path)`` of every source edit (module docstring), in order; edits the scaffold refused
+    changed nothing and do not count."""
     created: set[str] = set()
     out = []
     targets = ef.edit_targets(traj.get("steps") or [])
     for s in traj.get("steps") or []:
-        if s["idx"] not in targets or ef.ErrorFlag.EDIT_REJECTED.value in ef.step_flags(s):
+        if s["idx"] not in targets or ef.edit_rejected(s):
             continue
         path = targets[s["idx"]]
         in_gold = any(same_file(path, g) for g in gold_files)
@@ -114,30 +115,30 @@ def _created_files(steps: list[dict]) -> set[str]:
             and act.args_of(s).get("command") == "create"}
 
 
-def reproduced_before_fix(traj: dict, gold_files: list[str]) -> set[int]:
+def reproduced_before_fix(traj: dict, edits: list[tuple[int, str]]) -> set[int]:
     """Reproduction / test runs before the first source edit whose output shows a failure: the bug reproduced,
     as intended — not an error of the agent."""
     steps = traj.get("steps") or []
-    edits = source_edits(traj, gold_files)
     first = edits[0][0] if edits else len(steps)
     return {s["idx"] for s in steps[:first] if act.is_actor(s) and act.is_test_run(s) and _failure_shown(s)}
 
 
 def _first_line(text: str, step: dict) -> str:
-    for line in (text or "").splitlines():
-        quote = line.strip()
-        if len(quote) >= 4 and quote_in_step(step, quote):
-            return quote[:200]
-    return ""
+    """The first line (≥ 4 characters) of ``text`` that occurs verbatim in ``step`` (``quote_in_step``)."""
+    lines = [ln.strip() for ln in (text or "").splitlines() if len(ln.strip()) >= 4]
+    if not lines:
+        return ""
+    blob = "\n".join(" ".join((step.get(k) or "").split())
+                     for k in ("observation", "action_text", "thought", "tool_args_json"))
+    return next((ln[:200] for ln in lines if " ".join(ln[:200].split()) in blob), "")
 
 
-def gold_rules(traj: dict, gold_patch: str) -> list[dict]:
+def gold_rules(traj: dict, gold_patch: str, edits: list[tuple[int, str]]) -> list[dict]:
     """``divergent_edit`` and ``wrong_location`` (module docstring); [] without a gold patch."""
     gold = gold_additions(gold_patch)
     if not gold:
         return []
     steps = traj["steps"]
-    edits = source_edits(traj, list(gold))
     if not edits:
         return []
     out = []
@@ -162,11 +163,10 @@ def gold_rules(traj: dict, gold_patch: str) -> list[dict]:
     return out
 
 
-def reproduction_rules(traj: dict, gold_files: list[str]) -> list[dict]:
+def reproduction_rules(traj: dict, edits: list[tuple[int, str]]) -> list[dict]:
     """``unverified_fix`` and ``misread_output`` (module docstring)."""
     steps = traj["steps"]
     out = []
-    edits = source_edits(traj, gold_files)
     if edits:
         first = edits[0][0]
         created = _created_files(steps[:first])
@@ -192,10 +192,10 @@ def _edit_pair(step: dict) -> tuple[str, str] | None:
     return (" ".join(str(args.get("old_str") or "").split()), " ".join(str(args.get("new_str") or "").split()))
 
 
-def iteration_rules(traj: dict, gold_files: list[str]) -> list[dict]:
+def iteration_rules(traj: dict, gold_files: list[str], edits: list[tuple[int, str]]) -> list[dict]:
     """``repeated_action``, ``reverted_edit`` and ``test_edit`` (module docstring)."""
     steps = traj["steps"]
-    edit_steps = {i for i, _ in source_edits(traj, gold_files)}
+    edit_steps = {i for i, _ in edits}
     out = []
     seen: dict[str, tuple[int, str]] = {}
     pairs: list[tuple[int, tuple[str, str]]] = []
@@ -213,7 +213,7 @@ def iteration_rules(traj: dict, gold_files: list[str]) -> list[dict]:
         if key:
             seen[key] = (s["idx"], obs)
         pair = _edit_pair(s)
-        if pair and ef.ErrorFlag.EDIT_REJECTED.value not in ef.step_flags(s):
+        if pair and not ef.edit_rejected(s):
             undone = any(p == (pair[1], pair[0]) or p == pair for _, p in pairs)
             if undone and pair[0] != pair[1]:
                 out.append({"step": s["idx"], "flag": "reverted_edit",
@@ -250,10 +250,10 @@ def candidates(traj: dict, gold_patch: str = "") -> list[dict]:
     first = edits[0][0] if edits else None
     symptoms = set() if traj.get("resolved") is True or first is None else \
         {s["idx"] for s in traj["steps"][first:] if act.is_actor(s)}
-    skip = reproduced_before_fix(traj, gold) | symptoms
+    skip = reproduced_before_fix(traj, edits) | symptoms
     base = [{**c, "quote": "", "evidence_step": c["step"]} for c in ef.detect(traj, gold)
             if not (c["step"] in skip and c["flag"] in RUN_FAILURES)]
-    found = gold_rules(traj, gold_patch) + reproduction_rules(traj, gold) + iteration_rules(traj, gold)
+    found = gold_rules(traj, gold_patch, edits) + reproduction_rules(traj, edits) + iteration_rules(traj, gold, edits)
     order = {f.value: i for i, f in enumerate(ef.ErrorFlag)}
     unique = {(c["step"], c["flag"]): c for c in base + found}
     tests = harness_outcome(traj)

@@ -177,14 +177,20 @@ def effective_step(steps: list[dict], i: int) -> dict:
     return {**steps[i], "observation": steps[j].get("observation") or "", "obs_exit_code": steps[j].get("obs_exit_code")}
 
 
+def edit_rejected(step: dict) -> bool:
+    """The scaffold refused the step's edit (:attr:`ErrorFlag.EDIT_REJECTED`)."""
+    obs = step.get("observation") or ""
+    moatless_not_found = "String '" in obs[:400] and "' not found in" in obs
+    return moatless_not_found or bool(_EDIT_REJECTED_RE.search(obs)) or _rejected_by_moatless(step)
+
+
 def step_flags(step: dict) -> list[str]:
     """Flags readable from one step alone (text of its action and observation, its exit code)."""
     if not act.is_actor(step):
         return []
     obs = step.get("observation") or ""
     flags: list[ErrorFlag] = []
-    moatless_not_found = "String '" in obs[:400] and "' not found in" in obs
-    if moatless_not_found or _EDIT_REJECTED_RE.search(obs) or _rejected_by_moatless(step):
+    if edit_rejected(step):
         flags.append(ErrorFlag.EDIT_REJECTED)
     if _TRACEBACK_RE.search(obs) and ErrorFlag.EDIT_REJECTED not in flags:
         flags.append(ErrorFlag.TRACEBACK)

@@ -61,7 +61,7 @@ def test_divergent_edit_and_reproduced_bug():
 def test_an_edit_that_adds_only_gold_lines_is_not_divergent():
     steps = [_bash(0, "python -m pytest tests", "1 failed", 1), _edit(1, "pkg/core.py", "    return x", "    return abs(x)"),
              _edit(2, "pkg/core.py", "abs(x)", "abs(x) + 1")]
-    assert [(c["step"], c["flag"]) for c in ev.gold_rules(_traj(steps), GOLD)] == [(2, "divergent_edit")]
+    assert [(c["step"], c["flag"]) for c in ev.gold_rules(_traj(steps), GOLD, ev.source_edits(_traj(steps), ["pkg/core.py"]))] == [(2, "divergent_edit")]
 
 
 def test_wrong_location_is_the_step_that_went_to_the_file():
