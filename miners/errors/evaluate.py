@@ -33,12 +33,10 @@ from swemine.corpora.normalize import normalize_paths
 from swemine.miners.errors import diagnosis as dg
 from swemine.miners.errors.mine import DETECT_STAGE
 
-#: Phase names of the labels' taxonomy, normalized (``"Fix Implementation Phase"`` → ``fix_implementation``).
-PHASES = ("understanding_localization", "fix_implementation", "iterative_verification")
-
 
 def phase_key(name: str) -> str:
-    """A phase label in any spelling → one of :data:`PHASES` ("" when it names none)."""
+    """A phase label in any spelling (``"Fix Implementation Phase"``) → ``understanding_localization`` /
+    ``fix_implementation`` / ``iterative_verification`` ("" when it names none)."""
     low = (name or "").lower()
     for key, word in (("understanding_localization", "locali"), ("understanding_localization", "understand"),
                       ("fix_implementation", "implement"), ("iterative_verification", "verif")):

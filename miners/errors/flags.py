@@ -2,8 +2,8 @@
 
 The taxonomy is :class:`ErrorFlag` (methods.md §3.2). Each flag is a fact read off the recorded trajectory —
 never a judgement that needs a model — and is stored as its string value in the step's ``error_signals``.
-:func:`detect` returns the candidate flags of a trajectory as ``[{"step": idx, "flag": value}, ...]``;
-:func:`annotate` writes them into the steps; :func:`find_recoveries` pairs an error step with the later step
+:func:`detect` returns the candidate flags of a trajectory as ``[{"step": idx, "flag": value}, ...]`` (the
+evidence rules of :mod:`swemine.miners.errors.evidence` add to them); :func:`find_recoveries` pairs an error step with the later step
 that naturally fixed it.
 """
 from __future__ import annotations
@@ -341,16 +341,6 @@ def quote_in_step(step: dict, quote: str) -> bool:
     q = " ".join((quote or "").split())
     return bool(q) and any(q in " ".join((step.get(k) or "").split())
                            for k in ("observation", "action_text", "thought", "tool_args_json"))
-
-
-def annotate(traj: dict, gold_files: Iterable[str] = ()) -> tuple[dict, list[dict]]:
-    """A copy of ``traj`` whose steps' ``error_signals`` hold their flags, and the candidate list."""
-    cands = detect(traj, gold_files)
-    by_step: dict[int, list[str]] = {}
-    for c in cands:
-        by_step.setdefault(c["step"], []).append(c["flag"])
-    steps = [{**s, "error_signals": by_step.get(s["idx"], [])} for s in traj.get("steps") or []]
-    return {**traj, "steps": steps}, cands
 
 
 def flags_by_step(cands: Iterable[dict]) -> dict[int, list[str]]:
