@@ -17,6 +17,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "formats": ("swemine.pipelines.formats_cmd", "list the trajectory readers and what they detect"),
     "inspect": ("swemine.pipelines.inspect_cmd", "schema, counts, a sample row and rejects by reason of a run"),
     "eval-loc": ("swemine.pipelines.evalloc_cmd", "score localization predictions against gold (LocAgent metrics)"),
+    "eval-errors": ("swemine.pipelines.evalerrors_cmd", "score an errors run's decisive steps against human step labels"),
     "fetch-issues": ("swemine.pipelines.fetch_issues_cmd", "dump a GitHub repo's issues as JSONL for `run tasks --issues`"),
     "publish": ("swemine.pipelines.publish_cmd", "upload a finished run to the Hugging Face Hub with a dataset card"),
     "report": ("swemine.pipelines.report_cmd", "write a static HTML quality report with plots of a finished run"),

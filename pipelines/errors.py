@@ -7,6 +7,7 @@ import os
 import apache_beam as beam
 
 from swemine.corpora.inputs import expand_inputs
+from swemine.manifests.shards import read_rows
 from swemine.miners.errors import mine as em
 from swemine.miners.errors.diagnosis import ERROR_DIAGNOSIS_SCHEMA, STATUS_VERIFIED, RuleDiagnoser
 from swemine.miners.errors.views import VIEW_SCHEMA, VIEWS, build_views
@@ -16,7 +17,7 @@ from swemine.pipelines.filtering import (
     contamination_summarizer,
     filter_config_from_args,
 )
-from swemine.pipelines.runner import Built, PipelineSpec
+from swemine.pipelines.runner import Built, PipelineSpec, combine_summaries
 from swemine.pipelines.stage import apply_stage
 from swemine.pipelines.trajectories import read_and_join
 
@@ -119,7 +120,18 @@ def build_spec(inputs: list[str], tasks: list[str] | None = None, filters: dict 
                **{prefix: VIEW_SCHEMA for prefix in VIEW_PREFIXES.values()}}
     return PipelineSpec(name="errors", config=config, outputs=schemas, build=build,
                         input_uris=[u.uri for u in expand_inputs(inputs) if u.kind == "file"],
-                        summarize=contamination_summarizer(config["filters"]))
+                        summarize=combine_summaries(contamination_summarizer(config["filters"]), correction_counts))
+
+
+def correction_counts(output: str, stages: dict) -> dict:
+    """Manifest entry: error records by correction source, grounded vs none grounded."""
+    by_source: dict[str, int] = {}
+    for row in read_rows(output, RECORDS):
+        key = row["correction_source"] or "no_grounded_correction"
+        by_source[key] = by_source.get(key, 0) + 1
+    grounded = sum(n for k, n in by_source.items() if k != "no_grounded_correction")
+    return {"corrections": {"grounded": grounded, "no_grounded_correction": by_source.get("no_grounded_correction", 0),
+                            "by_source": dict(sorted(by_source.items()))}}
 
 
 def spec_from_args(args: argparse.Namespace) -> PipelineSpec:

@@ -12,6 +12,7 @@ from swemine.corpora.formats.base import LABEL_PRIORITY, Format
 from swemine.corpora.formats.chat_rows import OpenAIChatRow, SweAgentRow
 from swemine.corpora.formats.claude_code import ClaudeCodeSession
 from swemine.corpora.formats.codex import CodexRollout
+from swemine.corpora.formats.message_list import MessageListRun
 from swemine.corpora.formats.mini_swe_agent import MiniSweAgentTraj
 from swemine.corpora.formats.moatless import MoatlessV0, MoatlessV1, MoatlessV2, MoatlessV3
 from swemine.corpora.formats.openhands import OpenHandsLlmCompletion, OpenHandsOutput
@@ -54,6 +55,7 @@ FORMATS: list[Format] = [
     MoatlessV3(),
     MoatlessV0(),
     WhoAndWhen(),
+    MessageListRun(),
 ]
 
 #: Directory formats (see ``swemine.corpora.inputs.register_directory_format``): name -> reader(dir_uri) yielding records.

@@ -18,8 +18,11 @@ def test_errors_pipeline_end_to_end(corpora_dir, tmp_path, capsys):
     m = json.loads((out / "manifest.json").read_text())
     assert m["balance_problems"] == []
     st = m["stages"]
-    assert (st["detect"]["in"], st["detect"]["out"], st["detect"]["filtered"]) == (37, 36, {"no_error_candidates": 1})
-    assert st["diagnose"]["out"] == st["verify"]["out"] == 36 and st["verify"]["rejected"] == {}
+    assert (st["detect"]["in"], st["detect"]["out"], st["detect"]["filtered"]) == (
+        37, 32, {"no_error_candidates": 1, "resolved_without_recovery": 4})
+    assert st["diagnose"]["out"] == st["verify"]["out"] == 32 and st["verify"]["rejected"] == {}
+    assert m["corrections"] == {"grounded": 15, "no_grounded_correction": 17, "by_source": {
+        "gold_patch": 5, "natural_recovery": 10, "no_grounded_correction": 17}}
     counts = {}
     for prefix in (RECORDS, NOT_DIAGNOSED, *VIEW_PREFIXES.values()):
         files = sorted(out.glob(f"{prefix}-*.parquet"))
@@ -32,18 +35,22 @@ def test_errors_pipeline_end_to_end(corpora_dir, tmp_path, capsys):
         counts[prefix] = ds.num_rows
         if prefix.startswith("views/"):
             assert {"messages", "chosen", "rejected", "loss_normalization"} <= set(ds.features)
-    assert counts == {"errors/train": 36, "errors/not_diagnosed": 0, "views/diagnosis/train": 36,
-                      "views/recovery/train": 36, "views/recovery_action_only/train": 36,
-                      "views/preference/train": 9, "views/recovered_error/train": 8}
+    assert counts == {"errors/train": 32, "errors/not_diagnosed": 0, "views/diagnosis/train": 32,
+                      "views/recovery/train": 15, "views/recovery_action_only/train": 15,
+                      "views/preference/train": 10, "views/recovered_error/train": 8}
     rows = read_rows(str(out), RECORDS)
     cats = {}
     for r in rows:
         cats[r["error_category"]] = cats.get(r["error_category"], 0) + 1
-    assert cats == {"premature_finish": 13, "localization_miss": 7, "edit_rejected": 11, "traceback": 3,
-                    "wrong_file_edit": 2}
+    assert cats == {"edit_rejected": 11, "localization_miss": 8, "divergent_edit": 5, "premature_finish": 4,
+                    "repeated_action": 2, "wrong_location": 1, "unverified_fix": 1}
     r = next(r for r in rows if r["instance_id"] == "sympy__sympy-15011")
-    assert (r["error_step"], r["error_category"]) == (4, "localization_miss")
-    assert r["proposed_correction"]["action_text"] == "open sympy/utilities/lambdify.py"
+    assert (r["error_step"], r["error_category"], r["error_phase"]) == (4, "localization_miss",
+                                                                        "understanding_localization")
+    assert r["proposed_correction"] is None and r["correction_source"] == ""     # no template "open the file"
+    assert all(x["correction_source"] in ("natural_recovery", "gold_patch", "") for x in rows)
+    gold = [x for x in rows if x["correction_source"] == "gold_patch"]
+    assert all(x["proposed_correction"]["action_text"].startswith("git apply <<'EOF'\ndiff --git a/") for x in gold)
     assert r["replay"]["supported"] is False and r["config_hash"] == m["config_hash"]
     ds = datasets.load_dataset("parquet", data_files=str(out / "views/diagnosis/train-*.parquet"), split="train")
     assert ds[0]["messages"][-1]["train"] is True and ds[0]["messages"][0]["role"] == "system"
@@ -72,7 +79,7 @@ def test_errors_options_and_llm_diagnoser_config(tmp_path):
     assert diagnoser.client.default_params == {"temperature": 0.0, "seed": 0}
     # LLM settings do not change a rules run's config (nor its config hash)
     assert errors.build_spec([str(tmp_path)], llm_model="judge").config == errors.build_spec([str(tmp_path)]).config
-    assert errors.make_diagnoser(errors.build_spec([str(tmp_path)]).config).name == "rules-v1"
+    assert errors.make_diagnoser(errors.build_spec([str(tmp_path)]).config).name == "rules-v2"
     with pytest.raises(TypeError):
         errors.build_spec([str(tmp_path)], llm_modle="typo")
 
