@@ -72,6 +72,19 @@ def _levels_arg(value: str) -> str:
     return ",".join(levels)
 
 
+def _bounded(kind: type, low: float, high: float | None = None):
+    """An argparse type: a ``kind`` number in ``[low, high]``."""
+    def parse(value: str):
+        try:
+            number = kind(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+        if number < low or (high is not None and number > high):
+            raise argparse.ArgumentTypeError(f"{value} is outside [{low}, {'inf' if high is None else high}]")
+        return number
+    return parse
+
+
 def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
     """The filter flags every ``swemine run`` pipeline accepts."""
     g = parser.add_argument_group("filters")
@@ -88,18 +101,19 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
                    help="repo rename/alias (repeatable), or a JSON/CSV alias file")
     g.add_argument("--repo-git", action="append", default=[], metavar="OWNER/NAME=PATH",
                    help="local git clone of a repo: forks sharing its root commit map to one canonical repo")
-    g.add_argument("--ngram-n", type=int, default=10, help="word n-gram size of the content level")
-    g.add_argument("--scrub-secrets", choices=("off", "scrub", "drop"), default="off",
-                   help="secrets/PII: replace with placeholders, or drop the record")
+    g.add_argument("--ngram-n", type=_bounded(int, 1), default=10, help="word n-gram size of the content level")
+    g.add_argument("--scrub-secrets", choices=("off", "scrub", "drop"), default="scrub",
+                   help="secrets/PII in every string field, rejects and filtered records: replace with placeholders "
+                        "(default), drop the record, or off (publish then needs --allow-unscrubbed)")
     g.add_argument("--license-allow", default="",
                    help="comma list of allowed SPDX ids, or 'permissive'; empty = no license filter")
     g.add_argument("--license-map", default="", help="JSON/CSV file repo -> license (metadata, wins over fields)")
     g.add_argument("--quality", action="store_true", help="trajectory quality rules (malformed, tool misuse, "
                                                           "duplicate action sequences per instance)")
-    g.add_argument("--keep-shortest", type=int, default=0, help="keep the N shortest trajectories per instance")
+    g.add_argument("--keep-shortest", type=_bounded(int, 0), default=0, help="keep the N shortest trajectories per instance")
     g.add_argument("--dedup", choices=("off", "exact", "near", "both"), default="off",
                    help="exact (content hash) and/or near (MinHash-LSH) dedup on the type's dedup key")
-    g.add_argument("--dedup-threshold", type=float, default=0.8, help="near-dup Jaccard threshold")
+    g.add_argument("--dedup-threshold", type=_bounded(float, 0.0, 1.0), default=0.8, help="near-dup Jaccard threshold")
 
 
 def _file_digest(spec: str) -> str:
