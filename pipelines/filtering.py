@@ -56,7 +56,7 @@ from swemine.filters.fields import spec_for
 from swemine.filters.license import PERMISSIVE, LicenseConfig, license_stage_fn
 from swemine.filters.quality import GROUP_STAGE, QualityConfig, instance_key, quality_stage_fn, select_per_instance
 from swemine.filters.report import contamination_rows, write_contamination_report
-from swemine.filters.secrets import SecretsConfig, secrets_stage_fn
+from swemine.filters.secrets import SecretScanner, SecretsConfig, scrub_row, secrets_stage_fn
 from swemine.manifests.shards import read_rows
 from swemine.pipelines.dedup_stage import Dedup
 from swemine.pipelines.runner import FILTERED_PREFIX
@@ -272,7 +272,7 @@ class ApplyFilters(beam.PTransform):
                 REJECTS, FILTERED, main="main")
             kept = res.main
             filtered += [res[FILTERED], res[REJECTS] | "DecontamErrors" >> beam.Map(reject_as_filtered)]
-        if fcfg.get("secrets") in ("scrub", "drop"):
+        if scrubbing(fcfg):
             scfg = SecretsConfig(mode=fcfg["secrets"])
             kept, rej, filt = apply_stage(kept, "secrets", lambda: secrets_stage_fn(record_type, scfg, spec))
             filtered += [filt, rej | "SecretsErrors" >> beam.Map(reject_as_filtered)]
@@ -308,6 +308,31 @@ def apply_filters(pcoll, record_type: str, filter_config: Mapping[str, Any] | No
     config carries everything. ``label`` names the composite transform (default: the record type).
     """
     return pcoll | f"Filters[{label or record_type}]" >> ApplyFilters(record_type, filter_config)
+
+
+def scrubbing(filter_config: Mapping[str, Any] | None) -> bool:
+    """Whether the filter config scrubs (or drops) secrets."""
+    return (filter_config or {}).get("secrets") in ("scrub", "drop")
+
+
+def without_secrets(filter_config: Mapping[str, Any] | None) -> dict:
+    """The filter config minus the secrets filter (for records made from inputs that were already scrubbed)."""
+    return {**dict(filter_config or {}), "secrets": "off"}
+
+
+def secrets_only(filter_config: Mapping[str, Any] | None) -> dict:
+    """Just the secrets filter of the config (to scrub inputs once, before records are made from them)."""
+    return {"secrets": (filter_config or {}).get("secrets", "off")}
+
+
+class ScrubRows(beam.DoFn):
+    """Rejects and filtered rows with secrets replaced in every string field (excerpts, record_json, evidence)."""
+
+    def setup(self):
+        self.scanner = SecretScanner()
+
+    def process(self, row):
+        yield scrub_row(row, self.scanner)
 
 
 def reject_as_filtered(rej: Mapping[str, Any]) -> dict:

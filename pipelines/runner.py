@@ -81,6 +81,7 @@ class PipelineSpec:
     input_uris: list[str] = field(default_factory=list)
     num_buckets: int | None = None                    # shards per output; default from input size
     summarize: Callable[[str, dict], dict] | None = None  # extra manifest entries from the written run
+    scrub_filtered: bool = True                       # False when filtered rows derive from scrubbed inputs only
 
 
 def combine_summaries(*hooks: Callable[[str, dict], dict] | None) -> Callable[[str, dict], dict] | None:
@@ -149,9 +150,13 @@ def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = Non
     built = spec.build(p, ctx)
     for prefix, pcoll in built.outputs.items():
         pcoll | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], n_buckets)
+    scrub = (cfg.get("filters") or {}).get("secrets") in ("scrub", "drop")
     for prefix, parts in ((REJECTS_PREFIX, built.rejects), (FILTERED_PREFIX, built.filtered)):
         if parts:
             merged = tuple(parts) | f"Flatten[{prefix}]" >> beam.Flatten()
+            if scrub and (prefix == REJECTS_PREFIX or spec.scrub_filtered):
+                from swemine.pipelines.filtering import ScrubRows
+                merged = merged | f"Scrub[{prefix}]" >> beam.ParDo(ScrubRows())
             merged | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], 1)
     return p, schemas
 

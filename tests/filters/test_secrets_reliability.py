@@ -98,3 +98,42 @@ def test_prefilter_finds_exactly_what_a_full_scan_finds(corpora_dir):
         assert a == b
         n += len(a)
     assert n > 20                              # the sample does hold findings
+
+
+def _chat_dir_with_secrets(tmp_path, samples):
+    """The sample OpenAI-chat rows with a token and a git password in a tool call, plus a broken line with a token."""
+    rows = (samples / "openai-chat" / "rows.jsonl").read_text().splitlines()
+    first = json.loads(rows[0])
+    call = next(m for m in first["trajectory"] if m.get("tool_calls"))["tool_calls"][0]["function"]
+    call["arguments"] = json.dumps({"command": f"git clone {GIT_URL} && export GH_TOKEN={GH}"})
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "rows.jsonl").write_text("\n".join([json.dumps(first), *rows[1:], '{"broken": "' + GH]) + "\n")
+    return src
+
+
+@pytest.mark.parametrize("mode", ["scrub", "drop"])
+def test_no_secret_reaches_any_shard(tmp_path, mode):
+    import pathlib
+
+    import pyarrow.parquet as pq
+
+    from swemine.pipelines import runner, trajectories
+
+    samples = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories"
+    src = _chat_dir_with_secrets(tmp_path, samples)
+    out = tmp_path / "out"
+    manifest = runner.execute(trajectories.build_spec([str(src)], num_buckets=1, filters={"secrets": mode}), str(out))
+    shards = {p.parent.name: pq.read_table(p).to_pylist() for p in out.rglob("*.parquet")}
+    blob = json.dumps(shards)
+    assert GH not in blob and "s3cr3tPassw0rd" not in blob
+    (reject,) = shards["rejects"]
+    assert reject["reason"] == "truncated_json" and "<SECRET:GitHub Token>" in reject["excerpt"]
+    if mode == "drop":
+        assert manifest["stages"]["secrets"]["filtered"] == {"secret": 1}
+        (dropped,) = [r for r in shards["filtered"] if r["reason"] == "secret"]
+        assert "<SECRET:GitHub Token>" in dropped["record_json"]
+    else:
+        (traj,) = [t for t in shards["data"] if any(GH[:4] in (s["tool_args_json"] or "") or "SECRET" in
+                                                    (s["tool_args_json"] or "") for s in t["steps"])]
+        assert json.loads(traj["extra_json"])["scrubbed"]["GitHub Token"] >= 1
