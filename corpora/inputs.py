@@ -19,7 +19,7 @@ import json
 import os
 import re
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -258,15 +258,32 @@ def _loads(text: str) -> tuple[Any, int]:
     return json.loads(text), repaired
 
 
-def _jsonl_docs(uri: str, sha: str, lines: Iterable[tuple[int, bytes | int]]) -> Iterator[tuple[DocSource, Any] | dict]:
-    """Documents of numbered JSONL lines; a line given as an int (its size) was over the byte limit."""
-    for i, line in lines:
+def _read_line(fh, max_bytes: int | None) -> bytes | int:
+    """The next line of a binary stream (``b""`` at the end); a line longer than ``max_bytes`` is skipped in chunks
+    and returned as its size, so memory never holds more than ``max_bytes`` of it."""
+    line = fh.readline(-1 if max_bytes is None else max_bytes + 1)
+    if max_bytes is None or len(line) <= max_bytes or line.endswith(b"\n"):
+        return line
+    size = len(line)
+    while line and not line.endswith(b"\n"):
+        line = fh.readline(_CHUNK)
+        size += len(line)
+    return size
+
+
+def _jsonl_docs(uri: str, sha: str, fh, max_bytes: int | None = None) -> Iterator[tuple[DocSource, Any] | dict]:
+    """Documents (or rejects) of a JSONL stream, one line at a time; a bad or oversized line is rejected alone.
+    No copy of a line outlives its decoding: peak memory is about twice the longest line."""
+    for i in itertools.count(1):
+        line = _read_line(fh, max_bytes)
+        if line == b"":
+            return
         loc = f"line:{i}"
         if isinstance(line, int):
             yield make_reject(STAGE, "too_large", f"line {i} is {line} bytes, over the limit", uri=uri, locator=loc,
                               sha256=sha, excerpt="")
             continue
-        if not line.strip():
+        if line.isspace():
             continue
         try:
             text = line.decode("utf-8")
@@ -274,6 +291,7 @@ def _jsonl_docs(uri: str, sha: str, lines: Iterable[tuple[int, bytes | int]]) ->
             yield make_reject(STAGE, "not_utf8", f"line {i}: not valid UTF-8 at byte {exc.start}", uri=uri,
                               locator=loc, sha256=sha, excerpt=line[:200])
             continue
+        del line
         try:
             doc, repaired = _loads(text)
         except (ValueError, RecursionError) as exc:
@@ -281,25 +299,9 @@ def _jsonl_docs(uri: str, sha: str, lines: Iterable[tuple[int, bytes | int]]) ->
             yield make_reject(STAGE, reason, f"line {i}: {message}", uri=uri, locator=loc, sha256=sha,
                               excerpt=text[:200])
             continue
+        del text
         yield DocSource(uri, loc, sha, repaired), doc
-
-
-def _lines(fh, max_bytes: int | None = None) -> Iterator[tuple[int, bytes | int]]:
-    """``(line number, bytes)`` of a binary stream; a line longer than ``max_bytes`` is skipped in chunks and
-    given as its size, so memory never holds more than ``max_bytes`` of it."""
-    limit = -1 if max_bytes is None else max_bytes + 1
-    for i in itertools.count(1):
-        line = fh.readline(limit)
-        if not line:
-            return
-        if max_bytes is not None and len(line) > max_bytes and not line.endswith(b"\n"):
-            size = len(line)
-            while line and not line.endswith(b"\n"):
-                line = fh.readline(_CHUNK)
-                size += len(line)
-            yield i, size
-            continue
-        yield i, line
+        del doc
 
 
 def _stream_digest(uri: str) -> tuple[str, tuple[str, str] | None, bytes]:
@@ -323,7 +325,7 @@ def iter_jsonl_stream(uri: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[
         yield make_reject(STAGE, *problem, uri=uri, sha256=sha, excerpt=head[:200])
         return
     with open_stream(uri) as fh:
-        yield from _jsonl_docs(uri, sha, _lines(fh, max_bytes))
+        yield from _jsonl_docs(uri, sha, fh, max_bytes)
 
 
 def is_jsonl(uri: str) -> bool:
@@ -357,7 +359,7 @@ def iter_documents(uri: str, data: bytes, *, split_lists: bool = True) -> Iterat
         yield reject(*problem)
         return
     if is_jsonl(uri):
-        yield from _jsonl_docs(uri, sha, _lines(io.BytesIO(data)))
+        yield from _jsonl_docs(uri, sha, io.BytesIO(data))
         return
     try:
         text = data.decode("utf-8")
