@@ -7,7 +7,8 @@ base64 entropy, keyword assignments: noisy on code, see bigcode-analysis PR #24)
 A private-key header extends to its ``END`` line. E-mails and IPv4/IPv6 addresses are found here; private,
 loopback, link-local, reserved and documentation addresses and allow-listed e-mail domains are left alone, and
 an IPv4-shaped string counts only where its context says address (a keyword such as ``server``/``host``/``ip``
-before it, a URL, a ``:port`` or ``/prefix`` after it), never after a version keyword or a ``-``/``==`` pin.
+or a URL before it, a ``:port`` after it), never after a version keyword or a ``-``/``==`` pin; multicast
+addresses and netmasks are not addresses of anyone.
 
 Scanning is line based behind a prefilter: only lines holding a long token run, an ``@``, a dotted quad or
 one of a few literal anchors are handed to the detectors (``exhaustive=True`` hands them every line; the
@@ -40,18 +41,26 @@ NOISY_PLUGINS = ("Base64HighEntropyString", "HexHighEntropyString", "KeywordDete
 #: Fields never scanned: ids and content hashes (random-looking by design).
 ID_FIELDS = frozenset({"record_id", "trajectory_id", "subject_id", "source_sha256", "config_hash", "content_sha256",
                        "base_commit", "commit", "environment_setup_commit", "merged_commit"})
-EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,24}(?![\w-])")
+#: a match may start right after a JSON escape (``\\n``) but not inside a longer word, path or escape
+_START = r"(?:(?<=\\[ntr])|(?<![\w.+\\-]))"
+EMAIL = re.compile(_START + r"[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,24}(?![\w-])")
 IPV4 = re.compile(r"(?<![\w.-])(?:\d{1,3}\.){3}\d{1,3}(?!\w|\.\w)")
 IPV6 = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{1,4}(?![\w:])")
 #: Context that makes a dotted quad an address: a keyword shortly before it, or a port / prefix length after it.
 IP_BEFORE = re.compile(r"(?i)(?:\b(?:ip|ipv4|ips|addr|address(?:es)?|host(?:name)?s?|server|remote|client|peer|"
                        r"proxy|dns|nameserver|gateway|inet|bind|listen(?:ing)?(?: on)?|connect(?:ed|ing)?(?: to)?|"
                        r"ping|ssh|curl|wget|nslookup|dig|resolved?)\b[\s:=\"'(\[]*|://|@)$")
-IP_AFTER = re.compile(r"(?::\d{1,5}\b|/\d{1,2}\b)")
+IP_AFTER = re.compile(r":\d{1,5}\b")
 IP_NOT = re.compile(r"(?i)(?:\b(?:v|ver|version|versions|release|rev|revision|build|tag|pip|package)\b\W{0,3}|"
                     r"[=<>~!]=\s*)$")
-ENTROPY_TOKEN = re.compile(r"(?<![A-Za-z0-9+/=_.\-])[A-Za-z0-9+/]{32,64}={0,2}(?![A-Za-z0-9+/=_\-])")
+ENTROPY_TOKEN = re.compile(r"(?:(?<=\\[ntr])|(?<![A-Za-z0-9+/=_.\\-]))[A-Za-z0-9+/]{32,64}={0,2}(?![A-Za-z0-9+/=_\-])")
+PEM_LINE_SPAN = 4096   # a token followed by "-----END " this close is a line of a PEM block (certificates are public)
 ENTROPY_BITS = 4.5
+#: base58 (no 0 O I l + /): crypto-currency addresses, public by design; a 40-character random base64 key is
+#: base58-only about 2% of the time
+_BASE58 = frozenset("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz")
+#: published tokens that prove a site's ownership or a file's content, not access
+ENTROPY_NOT = re.compile(r"(?i)(?:verif[\w-]*|integrity|checksum|digest|sha\d*|hash)\W{0,12}$")
 PEM_END = re.compile(r"-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----")
 DEFAULT_EMAIL_ALLOW = ("example.com", "example.org", "example.net", "localhost", "users.noreply.github.com")
 _DOC_NETS = [ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")]
@@ -107,12 +116,18 @@ class Finding:
 
 
 def _ip_is_public(text: str) -> bool:
+    """A global unicast address outside the documentation ranges; for IPv6 also not a netmask and with at least
+    two full four-digit groups (``123:2:3:4:5:6:7:8`` in a comment is an example, not someone's address)."""
     try:
         ip = ipaddress.ip_address(text)
     except ValueError:
         return False
-    if any(ip in n for n in _DOC_NETS if n.version == ip.version):
+    if ip.is_multicast or any(ip in n for n in _DOC_NETS if n.version == ip.version):
         return False
+    if ip.version == 6:
+        bits = format(int(ip), "0128b")
+        if "01" not in bits or sum(len(g) == 4 for g in text.split(":")) < 2:
+            return False
     return ip.is_global
 
 
@@ -133,7 +148,13 @@ def shannon_bits(token: str) -> float:
 def _high_entropy(token: str) -> bool:
     core = token.rstrip("=")
     return (any(c.isdigit() for c in core) and any(c.isupper() for c in core) and any(c.islower() for c in core)
-            and _token_like(core.encode()) and shannon_bits(core) >= ENTROPY_BITS)
+            and not _BASE58.issuperset(core) and _token_like(core.encode()) and shannon_bits(core) >= ENTROPY_BITS)
+
+
+def _secret_token(text: str, line_start: int, start: int, end: int) -> bool:
+    """An entropy-detector token that is not a line of a PEM block nor a published verification / content hash."""
+    return (_high_entropy(text[start:end]) and text.find("-----END ", end, end + PEM_LINE_SPAN) < 0
+            and not ENTROPY_NOT.search(text, max(line_start, start - 40), start))
 
 
 def _token_like(run: bytes) -> bool:
@@ -236,7 +257,7 @@ class SecretScanner:
                                 yield Finding("secret", label, *m.span())
             if cfg.entropy and group == "token":
                 for m in ENTROPY_TOKEN.finditer(text, ws, we):
-                    if _high_entropy(m.group()):
+                    if _secret_token(text, line_start, *m.span()):
                         yield Finding("secret", "High Entropy String", *m.span())
         if cfg.emails and group == "at":
             for m in EMAIL.finditer(text, ws, we):

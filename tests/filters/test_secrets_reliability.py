@@ -62,7 +62,9 @@ def test_reject_and_filtered_rows_are_scrubbed():
     ("server 52.14.200.7, retrying", True),
     ("curl http://52.14.200.7/health", True),
     ("listening on 52.14.200.7:8080", True),
-    ("allow 52.14.200.0/24 in the firewall", True),
+    ("_public = IPv4Network('224.0.0.0/4')", False),             # multicast, a network constant
+    (".netmask: IPv6Address('ffff:ffff:ffff:ffff:ffff:ffff:ffff:fff0')", False),
+    ("(talk) 2405:201:6016:4b79:b875:32c2:435f:d13d edited", True),
     ("ip address: 52.14.200.7", True),
     # private / loopback / documentation ranges are never scrubbed
     ("server 10.0.0.8 and host 127.0.0.1 and ip 192.0.2.1", False),
