@@ -22,16 +22,11 @@ import sys
 import tempfile
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+from fim import _status_mb  # noqa: E402  (VmRSS / VmHWM from /proc/self/status)
 
 FOLDERS = ("swe-agent", "openhands", "mini-swe-agent", "moatless")
-
-
-def _status_mb(field: str) -> float:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def measure(path: str) -> dict:
