@@ -82,7 +82,9 @@ _GATES = {"ip4": re.compile(rb"\.\d{1,3}\.\d{1,3}\.\d"),
           "ip6": re.compile(rb":[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:")}
 GROUPS = ("token", "slack", "artifactory", "at", "ip4", "ip6")
 _PLUGIN_GROUP = {"Slack Token": "slack", "Artifactory Credentials": "artifactory", "Basic Auth Credentials": "at"}
-CONTEXT = 256                  # characters either side of a mark handed to the detectors
+#: characters either side of a mark handed to a group's detectors (the longest lead-in any of them matches:
+#: a key name before a token, a user:password before an @, the words before an IP)
+CONTEXT = {"token": 128, "at": 160, "ip4": 64, "ip6": 64, "slack": 64, "artifactory": 64}
 
 
 @dataclass(frozen=True)
@@ -187,7 +189,7 @@ def _marks(data: bytes) -> Iterator[tuple[str, int, int]]:
 def candidate_windows(text: str) -> dict[str, list[tuple[int, int, int]]]:
     """Per detector group, ``(line start, window start, window end)`` of the parts of ``text`` the prefilter marks.
 
-    A window reaches ``CONTEXT`` characters either side of a mark, widened to the nearest space or the line's ends;
+    A window reaches ``CONTEXT[group]`` characters either side of a mark, widened to the nearest space or the line's ends;
     overlapping windows of a group are merged.
     """
     data = text.encode("ascii", "replace")            # one byte per character: offsets match the str
@@ -196,8 +198,8 @@ def candidate_windows(text: str) -> dict[str, list[tuple[int, int, int]]]:
         line_start = data.rfind(b"\n", 0, pos) + 1
         line_end = data.find(b"\n", end)
         line_end = len(data) if line_end < 0 else line_end
-        ws = data.rfind(b" ", line_start, max(line_start, pos - CONTEXT)) + 1 or line_start
-        we = data.find(b" ", min(line_end, end + CONTEXT), line_end)
+        ws = data.rfind(b" ", line_start, max(line_start, pos - CONTEXT[group])) + 1 or line_start
+        we = data.find(b" ", min(line_end, end + CONTEXT[group]), line_end)
         we = line_end if we < 0 else we + 1
         spans = out.setdefault(group, [])
         if spans and spans[-1][0] == line_start and ws <= spans[-1][2]:
