@@ -9,8 +9,18 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from swemine.corpora import formats as fmts
-from swemine.corpora.inputs import CorruptCompressed, DocSource, Unit, expand_inputs, iter_documents, read_bytes
-from swemine.corpora.records import Reject, make_reject, short_repr
+from swemine.corpora.inputs import (
+    OUTSIDE,
+    CorruptCompressed,
+    DocSource,
+    Unit,
+    expand_inputs,
+    is_jsonl,
+    iter_documents,
+    iter_jsonl_stream,
+    read_bytes,
+)
+from swemine.corpora.records import Info, Reject, make_reject, short_repr
 
 STAGE = "read"
 
@@ -31,13 +41,12 @@ def _shape(doc: Any) -> str:
     return short_repr(doc)
 
 
-def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:
-    """Every trajectory, label and reject one input unit yields."""
-    if unit.kind != "file":
-        reader = fmts.DIRECTORY_READERS[unit.kind]
-        yield from reader(unit.uri)
-        return
+def _documents(unit: Unit, max_bytes: int) -> Iterator[tuple[DocSource, Any] | dict]:
+    """The documents (or rejects) of one file unit: JSONL streamed, anything else read whole."""
     try:
+        if is_jsonl(unit.uri):
+            yield from iter_jsonl_stream(unit.uri, max_bytes)
+            return
         data = read_bytes(unit.uri, max_bytes)
     except ValueError as exc:
         yield make_reject(STAGE, "too_large", str(exc), uri=unit.uri)
@@ -48,14 +57,29 @@ def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:
     except (OSError, EOFError) as exc:
         yield make_reject(STAGE, "unreadable", f"{type(exc).__name__}: {exc}", uri=unit.uri)
         return
+    yield from iter_documents(unit.uri, data)
+
+
+def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:
+    """Every trajectory, label and reject one input unit yields (plus ``Info`` counts of repaired text)."""
+    if unit.kind == OUTSIDE:
+        yield make_reject(STAGE, OUTSIDE, "symlink to a path outside the input folder (use --follow-symlinks to "
+                          "read it)", uri=unit.uri)
+        return
+    if unit.kind != "file":
+        reader = fmts.DIRECTORY_READERS[unit.kind]
+        yield from reader(unit.uri)
+        return
     first_checked = False
     pending_list: list[tuple[DocSource, Any]] = []
-    items = iter_documents(unit.uri, data)
+    items = _documents(unit, max_bytes)
     for item in items:
         if isinstance(item, Reject):
             yield item
             continue
         src, doc = item
+        if src.repaired:
+            yield Info(repaired_surrogates=src.repaired)
         if src.locator.startswith("item:"):
             pending_list.append((src, doc))
             continue
@@ -92,6 +116,8 @@ def _parse_whole(fmt: fmts.Format, first_src: DocSource, docs: list, rest: Itera
         if isinstance(item, Reject):
             yield item
         else:
+            if item[0].repaired:
+                yield Info(repaired_surrogates=item[0].repaired)
             docs.append(item[1])
     yield from _parse_with(fmt, DocSource(first_src.uri, "", first_src.sha256), docs)
 
@@ -156,11 +182,14 @@ def apply_task(traj: dict, task: dict | None) -> dict:
     return out
 
 
-def normalize_paths(inputs: list[str], tasks: dict[str, dict] | None = None) -> tuple[list[dict], list[dict]]:
+def normalize_paths(inputs: list[str], tasks: dict[str, dict] | None = None, follow_symlinks: bool = False
+                    ) -> tuple[list[dict], list[dict]]:
     """Read ``inputs`` without Beam: returns ``(trajectories, rejects)`` with labels and tasks joined."""
     trajs, labels, rejects = [], [], []
-    for unit in expand_inputs(inputs):
+    for unit in expand_inputs(inputs, follow_symlinks):
         for rec in read_unit(unit):
+            if isinstance(rec, Info):
+                continue
             if isinstance(rec, Reject):
                 rejects.append(dict(rec))
             elif rec.get("kind") == "label":

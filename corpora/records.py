@@ -223,6 +223,10 @@ class Filtered(dict):
     """A record removed by a filter (``FILTERED_SCHEMA``): kept with its rule and evidence, never silently dropped."""
 
 
+class Info(dict):
+    """Not a record: counts for the stage's manifest ``info`` (``{"repaired_surrogates": 1}``)."""
+
+
 def make_reject(stage: str, reason: str, message: str, *, uri: str = "", locator: str = "", sha256: str = "",
                 subject_id: str = "", excerpt: bytes | str = b"", config_hash: str = "") -> Reject:
     """A ``Reject`` record: what failed, where, and why. Its id is a hash of all of that."""

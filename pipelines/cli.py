@@ -44,6 +44,22 @@ def add_common_run_arguments(p: argparse.ArgumentParser, defaults_only: bool = F
         return
     p.add_argument("--input", action="append", default=[], help="file, directory, glob or URL (repeatable)")
     p.add_argument("--tasks", action="append", default=[], help="task file or Hub dataset name (repeatable)")
+    p.add_argument("--follow-symlinks", action="store_true",
+                   help="read symlinks that leave an --input folder (default: reject them as outside_input)")
+    p.add_argument("--allow-empty", action="store_true", help="succeed even when --input matches no file")
+
+
+def _check_run_args(args, mod) -> str:
+    """The one-line complaint about a run's inputs and numeric options, or ``""``."""
+    if getattr(args, "max_file_bytes", 1) < 1:
+        return f"--max-file-bytes must be a positive number of bytes, not {args.max_file_bytes}"
+    if getattr(mod, "REQUIRES_INPUT", False) and not args.input:
+        return f"`swemine run {args.pipeline}` needs --input (a file, directory, glob or URL)"
+    if args.input and not args.allow_empty:
+        from swemine.corpora.inputs import expand_inputs
+        if not expand_inputs(args.input):
+            return f"--input {' '.join(args.input)} matches no file (pass --allow-empty to run anyway)"
+    return ""
 
 
 def summarize(manifest: dict, out=None) -> None:
@@ -71,10 +87,21 @@ def _run(args, beam_args: list[str]) -> int:
     if not args.pipeline:
         from swemine.pipelines.default_job import run_default
         return run_default(args.output or os.path.join(DEFAULT_OUTPUT_ROOT, "default"), beam_args, args.force)
+    from swemine.manifests.lock import LockError
+
     mod = importlib.import_module(PIPELINES[args.pipeline])
-    spec = mod.spec_from_args(args)
     output = args.output or os.path.join(DEFAULT_OUTPUT_ROOT, args.pipeline)
-    manifest = runner.execute(spec, output, beam_args, force=args.force)
+    try:
+        problem = _check_run_args(args, mod)
+        if problem:
+            raise runner.UsageError(problem)
+        spec = mod.spec_from_args(args)
+        if args.follow_symlinks:
+            spec.config["follow_symlinks"] = True
+        manifest = runner.execute(spec, output, beam_args, force=args.force)
+    except (runner.UsageError, LockError, FileNotFoundError) as err:
+        print(f"swemine: error: {str(err).splitlines()[0] if str(err) else type(err).__name__}", file=sys.stderr)
+        return 2
     if manifest.get("dry_run"):
         print(f"dry run {manifest['run_id']}: job built, state {manifest['state']}; nothing was submitted")
         return 0

@@ -21,6 +21,7 @@ from swemine.pipelines.runner import Built, PipelineSpec, combine_summaries
 from swemine.pipelines.stage import apply_stage
 from swemine.pipelines.trajectories import read_and_join
 
+REQUIRES_INPUT = True        # `swemine run` refuses to start without --input
 RECORDS = "errors/train"
 NOT_DIAGNOSED = "errors/not_diagnosed"
 VIEW_PREFIXES = {view: f"views/{view}/train" for view in VIEWS}

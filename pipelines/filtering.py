@@ -56,7 +56,7 @@ from swemine.filters.fields import spec_for
 from swemine.filters.license import PERMISSIVE, LicenseConfig, license_stage_fn
 from swemine.filters.quality import GROUP_STAGE, QualityConfig, instance_key, quality_stage_fn, select_per_instance
 from swemine.filters.report import contamination_rows, write_contamination_report
-from swemine.filters.secrets import SecretsConfig, secrets_stage_fn
+from swemine.filters.secrets import SecretScanner, SecretsConfig, scrub_row, secrets_stage_fn
 from swemine.manifests.shards import read_rows
 from swemine.pipelines.dedup_stage import Dedup
 from swemine.pipelines.runner import FILTERED_PREFIX
@@ -70,6 +70,19 @@ def _levels_arg(value: str) -> str:
     if unknown:
         raise argparse.ArgumentTypeError(f"unknown level(s) {unknown}; choose from {', '.join(LEVELS)}")
     return ",".join(levels)
+
+
+def _bounded(kind: type, low: float, high: float | None = None):
+    """An argparse type: a ``kind`` number in ``[low, high]``."""
+    def parse(value: str):
+        try:
+            number = kind(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+        if number < low or (high is not None and number > high):
+            raise argparse.ArgumentTypeError(f"{value} is outside [{low}, {'inf' if high is None else high}]")
+        return number
+    return parse
 
 
 def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
@@ -88,18 +101,19 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
                    help="repo rename/alias (repeatable), or a JSON/CSV alias file")
     g.add_argument("--repo-git", action="append", default=[], metavar="OWNER/NAME=PATH",
                    help="local git clone of a repo: forks sharing its root commit map to one canonical repo")
-    g.add_argument("--ngram-n", type=int, default=10, help="word n-gram size of the content level")
-    g.add_argument("--scrub-secrets", choices=("off", "scrub", "drop"), default="off",
-                   help="secrets/PII: replace with placeholders, or drop the record")
+    g.add_argument("--ngram-n", type=_bounded(int, 1), default=10, help="word n-gram size of the content level")
+    g.add_argument("--scrub-secrets", choices=("off", "scrub", "drop"), default="scrub",
+                   help="secrets/PII in every string field, rejects and filtered records: replace with placeholders "
+                        "(default), drop the record, or off (publish then needs --allow-unscrubbed)")
     g.add_argument("--license-allow", default="",
                    help="comma list of allowed SPDX ids, or 'permissive'; empty = no license filter")
     g.add_argument("--license-map", default="", help="JSON/CSV file repo -> license (metadata, wins over fields)")
     g.add_argument("--quality", action="store_true", help="trajectory quality rules (malformed, tool misuse, "
                                                           "duplicate action sequences per instance)")
-    g.add_argument("--keep-shortest", type=int, default=0, help="keep the N shortest trajectories per instance")
+    g.add_argument("--keep-shortest", type=_bounded(int, 0), default=0, help="keep the N shortest trajectories per instance")
     g.add_argument("--dedup", choices=("off", "exact", "near", "both"), default="off",
                    help="exact (content hash) and/or near (MinHash-LSH) dedup on the type's dedup key")
-    g.add_argument("--dedup-threshold", type=float, default=0.8, help="near-dup Jaccard threshold")
+    g.add_argument("--dedup-threshold", type=_bounded(float, 0.0, 1.0), default=0.8, help="near-dup Jaccard threshold")
 
 
 def _file_digest(spec: str) -> str:
@@ -258,7 +272,7 @@ class ApplyFilters(beam.PTransform):
                 REJECTS, FILTERED, main="main")
             kept = res.main
             filtered += [res[FILTERED], res[REJECTS] | "DecontamErrors" >> beam.Map(reject_as_filtered)]
-        if fcfg.get("secrets") in ("scrub", "drop"):
+        if scrubbing(fcfg):
             scfg = SecretsConfig(mode=fcfg["secrets"])
             kept, rej, filt = apply_stage(kept, "secrets", lambda: secrets_stage_fn(record_type, scfg, spec))
             filtered += [filt, rej | "SecretsErrors" >> beam.Map(reject_as_filtered)]
@@ -294,6 +308,31 @@ def apply_filters(pcoll, record_type: str, filter_config: Mapping[str, Any] | No
     config carries everything. ``label`` names the composite transform (default: the record type).
     """
     return pcoll | f"Filters[{label or record_type}]" >> ApplyFilters(record_type, filter_config)
+
+
+def scrubbing(filter_config: Mapping[str, Any] | None) -> bool:
+    """Whether the filter config scrubs (or drops) secrets."""
+    return (filter_config or {}).get("secrets") in ("scrub", "drop")
+
+
+def without_secrets(filter_config: Mapping[str, Any] | None) -> dict:
+    """The filter config minus the secrets filter (for records made from inputs that were already scrubbed)."""
+    return {**dict(filter_config or {}), "secrets": "off"}
+
+
+def secrets_only(filter_config: Mapping[str, Any] | None) -> dict:
+    """Just the secrets filter of the config (to scrub inputs once, before records are made from them)."""
+    return {"secrets": (filter_config or {}).get("secrets", "off")}
+
+
+class ScrubRows(beam.DoFn):
+    """Rejects and filtered rows with secrets replaced in every string field (excerpts, record_json, evidence)."""
+
+    def setup(self):
+        self.scanner = SecretScanner()
+
+    def process(self, row):
+        yield scrub_row(row, self.scanner)
 
 
 def reject_as_filtered(rej: Mapping[str, Any]) -> dict:

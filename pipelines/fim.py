@@ -39,6 +39,8 @@ from swemine.pipelines.filtering import (
     apply_filters,
     contamination_summarizer,
     filter_config_from_args,
+    secrets_only,
+    without_secrets,
 )
 from swemine.pipelines.runner import Built, PipelineSpec, combine_summaries
 from swemine.pipelines.stage import FILTERED, Counters, apply_stage
@@ -194,6 +196,8 @@ def build(p, ctx) -> Built:
     stamp = lambda r: {**r, "config_hash": ctx.config_hash}  # noqa: E731
     files, read_rej, _ = apply_stage(p | "Repos" >> beam.Create(c["repos"]), READ_STAGE,
                                      lambda: (lambda spec: read_repo(spec, c["max_file_bytes"])), fanout=True)
+    # secrets are scrubbed once per source file, before mining: every sample is then made of scrubbed text
+    files, source_filtered = apply_filters(files, "source_file", secrets_only(c.get("filters")), ctx, label="Sources")
     structures, parse_rej, _ = apply_stage(files, PARSE_STAGE, lambda: _parse_factory(c["max_file_bytes"]))
     by_repo = (structures | "KeyRepo" >> beam.Map(lambda fs: (f"{fs.repo}@{fs.commit}", fs))
                | "GroupRepo" >> beam.GroupByKey())
@@ -217,12 +221,12 @@ def build(p, ctx) -> Built:
     rows, emit_rej, _ = apply_stage(joined, EMIT_STAGE, lambda: _emit_factory(
         c["format"], c["model_family"], ctx.config_hash, cfg.repo_context_chars), fanout=True)
     stage_rejects = [("read", read_rej), ("parse", parse_rej), ("emit", emit_rej)]
-    filtered = [sel_filtered, mixed[FILTERED]]
+    filtered = [source_filtered, sel_filtered, mixed[FILTERED]]
     if c.get("llm"):
         rows, llm_rej, llm_filtered = apply_stage(rows, RATIONALE_STAGE, lambda: _rationale_factory(c["llm"]))
         stage_rejects.append(("rationale", llm_rej))
         filtered.append(llm_filtered)
-    rows, sample_filtered = apply_filters(rows, "fim", c.get("filters") or {}, ctx, label="Fim")
+    rows, sample_filtered = apply_filters(rows, "fim", without_secrets(c.get("filters")), ctx, label="Fim")
     filtered.append(sample_filtered)
     rejects = [r | f"Stamp[{name}]" >> beam.Map(stamp) for name, r in stage_rejects]
     return Built(outputs={OUTPUT: rows}, rejects=rejects, filtered=filtered)
@@ -282,7 +286,7 @@ def build_spec(repos: list[str] | None = None, fmt: str = "chat", family: str = 
     if llm:
         config["llm"] = dict(llm)
     return PipelineSpec(name="fim", config=config, outputs={OUTPUT: FIM_SCHEMA}, build=build,
-                        num_buckets=num_buckets or 1,
+                        num_buckets=num_buckets or 1, scrub_filtered=False,     # samples come from scrubbed files
                         summarize=combine_summaries(summarize, contamination_summarizer(config["filters"])))
 
 

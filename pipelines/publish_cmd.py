@@ -20,6 +20,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--license", default=cardlib.DEFAULT_LICENSE, help="license id for the card header")
     parser.add_argument("--include-filtered", action="store_true",
                         help="also publish filtered records (they may hold secrets or benchmark text)")
+    parser.add_argument("--include-rejects", action="store_true",
+                        help="also publish rejects (excerpts of raw inputs that could not be used)")
+    parser.add_argument("--allow-unscrubbed", action="store_true",
+                        help="publish a run made with --scrub-secrets off (default: refuse)")
     parser.add_argument("--provenance", action="append", default=[],
                         help="JSONL register of input files {dest, repo, commit, license} (repeatable)")
     parser.add_argument("--max-files-per-commit", type=int, default=DEFAULT_FILES_PER_COMMIT)
@@ -40,7 +44,8 @@ def privacy_scan(run_dir: str, plan) -> PrivacyReport:
 def main(args) -> int:
     try:
         plan = build_plan(args.run_dir, args.repo_id, revision=args.revision, tag=args.tag, private=args.private,
-                          include_filtered=args.include_filtered, license=args.license, registers=args.provenance)
+                          include_filtered=args.include_filtered, license=args.license, registers=args.provenance,
+                          include_rejects=args.include_rejects, allow_unscrubbed=args.allow_unscrubbed)
     except (RunError, cardlib.CardError) as err:
         print(f"cannot publish: {err}", file=sys.stderr)
         return 2

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -24,6 +25,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from swemine.corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
 from swemine.manifests import manifest as mf
+from swemine.manifests.lock import output_lock
 from swemine.manifests.shards import TMP_DIR, bucket_of, finalize_shards, write_bucket
 from swemine.pipelines import dataflow
 
@@ -32,6 +34,26 @@ log = logging.getLogger("swemine")
 REJECTS_PREFIX = "rejects/rejects"
 FILTERED_PREFIX = "filtered/filtered"
 DEFAULT_SHARD_BYTES = 256 * 1024 * 1024
+
+
+class UsageError(ValueError):
+    """A user mistake in the run's options (reported as one line, exit status 2)."""
+
+
+def check_output(output: str, inputs: list[str]) -> None:
+    """Refuse an output path that is a file, or that lies inside a local input folder (it would be re-read)."""
+    if "://" in output:
+        return
+    out = os.path.realpath(output)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UsageError(f"--output {output} exists and is not a directory")
+    for spec in inputs:
+        if "://" in spec or any(ch in spec for ch in "*?["):
+            continue
+        src = os.path.realpath(spec)
+        if os.path.isdir(src) and (out == src or out.startswith(src.rstrip(os.sep) + os.sep)):
+            raise UsageError(f"--output {output} is inside the input folder {spec}; its shards would be read back "
+                             "as input: choose an output outside it")
 
 
 @dataclass
@@ -59,6 +81,7 @@ class PipelineSpec:
     input_uris: list[str] = field(default_factory=list)
     num_buckets: int | None = None                    # shards per output; default from input size
     summarize: Callable[[str, dict], dict] | None = None  # extra manifest entries from the written run
+    scrub_filtered: bool = True                       # False when filtered rows derive from scrubbed inputs only
 
 
 def combine_summaries(*hooks: Callable[[str, dict], dict] | None) -> Callable[[str, dict], dict] | None:
@@ -127,9 +150,13 @@ def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = Non
     built = spec.build(p, ctx)
     for prefix, pcoll in built.outputs.items():
         pcoll | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], n_buckets)
+    scrub = (cfg.get("filters") or {}).get("secrets") in ("scrub", "drop")
     for prefix, parts in ((REJECTS_PREFIX, built.rejects), (FILTERED_PREFIX, built.filtered)):
         if parts:
             merged = tuple(parts) | f"Flatten[{prefix}]" >> beam.Flatten()
+            if scrub and (prefix == REJECTS_PREFIX or spec.scrub_filtered):
+                from swemine.pipelines.filtering import ScrubRows
+                merged = merged | f"Scrub[{prefix}]" >> beam.ParDo(ScrubRows())
             merged | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], 1)
     return p, schemas
 
@@ -148,6 +175,13 @@ def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
         result = dry_run(spec, output, list(beam_args or []))
         return {"dry_run": True, "run_id": f"{spec.name}-{cfg_hash}", "state": str(result.state),
                 "job": getattr(result, "job", None)}
+    check_output(output, list(spec.config.get("inputs") or []))
+    with output_lock(output):
+        return _execute_locked(spec, output, beam_args, force, cfg, cfg_hash)
+
+
+def _execute_locked(spec: PipelineSpec, output: str, beam_args: list[str] | None, force: bool, cfg: dict,
+                    cfg_hash: str) -> dict:
     if not force and mf.is_complete(output, cfg_hash):
         log.info("%s: up to date (config %s); use --force to recompute", output, cfg_hash)
         manifest = mf.read_manifest(output)

@@ -19,7 +19,7 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from swemine.corpora.records import Filtered, Reject, make_reject, short_repr
+from swemine.corpora.records import Filtered, Info, Reject, make_reject, short_repr
 from swemine.manifests.manifest import COUNTER_NAMESPACE
 
 REJECTS = "rejects"
@@ -45,9 +45,13 @@ class Counters:
 
 def route(counters: Counters, results: Iterable[Any]):
     """Send each result to its output — ``Reject`` → ``rejects``, ``Filtered`` → ``filtered``, else main —
-    counting ``rejected.<reason>`` / ``filtered.<reason>`` / ``out``. Shared by every swemine DoFn."""
+    counting ``rejected.<reason>`` / ``filtered.<reason>`` / ``out``; an ``Info`` only adds to ``info.<name>``.
+    Shared by every swemine DoFn."""
     for result in results:
-        if isinstance(result, Reject):
+        if isinstance(result, Info):
+            for name, n in result.items():
+                counters.inc(f"info.{name}", n)
+        elif isinstance(result, Reject):
             counters.inc(f"rejected.{result['reason']}")
             yield beam.pvalue.TaggedOutput(REJECTS, dict(result))
         elif isinstance(result, Filtered):
@@ -96,7 +100,7 @@ class StageDoFn(beam.DoFn):
             rec = element if isinstance(element, dict) else {}
             yield beam.pvalue.TaggedOutput(REJECTS, dict(make_reject(
                 self.stage, reason, f"{exc}\n{traceback.format_exc(limit=3)}",
-                uri=str(rec.get("source_uri", "")), locator=str(rec.get("source_locator", "")),
+                uri=str(rec.get("source_uri", "") or getattr(element, "uri", "")), locator=str(rec.get("source_locator", "")),
                 sha256=str(rec.get("source_sha256", "")), subject_id=str(rec.get("record_id", "")),
                 excerpt=short_repr(element))))
 

@@ -17,6 +17,7 @@ from swemine.pipelines.filtering import (
 from swemine.pipelines.runner import Built, PipelineSpec, RunContext
 from swemine.pipelines.stage import Counters, apply_stage
 
+REQUIRES_INPUT = True        # `swemine run` refuses to start without --input
 OUTPUT = "data/train"
 
 
@@ -68,7 +69,7 @@ class _JoinLabels(beam.DoFn):
 def read_and_join(p: beam.Pipeline, ctx: RunContext, tasks_pcoll=None):
     """The shared front of every trajectory-consuming pipeline: returns ``(trajectories, rejects)``."""
     cfg = ctx.config
-    units = expand_inputs(cfg["inputs"])
+    units = expand_inputs(cfg["inputs"], cfg.get("follow_symlinks", False))
     max_bytes = cfg.get("max_file_bytes", 1 << 30)
     recs, rejects, _ = apply_stage(
         p | "Units" >> beam.Create(units, reshuffle=True), "read",

@@ -43,7 +43,7 @@ def test_filter_config_from_args(tmp_path):
     assert cfg["repo_roots"] == {"zed/flask": root_commits(str(tmp_path / "r"))}
     assert "MIT" in cfg["license"]["allow"]
     assert [list(x) for x in cfg["license"]["repo_licenses"]] == [["acme/tool", "GPL-3.0"]]
-    assert cfg["dedup"] == {"mode": "near", "threshold": 0.8} and cfg["secrets"] == "off" and cfg["quality"] is None
+    assert cfg["dedup"] == {"mode": "near", "threshold": 0.8} and cfg["secrets"] == "scrub" and cfg["quality"] is None
     json.dumps(cfg)     # part of the run config: must be JSON
 
 

@@ -16,7 +16,8 @@ def real_run(corpora_dir, tmp_path_factory) -> pathlib.Path:
     from swemine.pipelines import runner, trajectories
 
     out = tmp_path_factory.mktemp("published") / "trajectories"
-    spec = trajectories.build_spec([str(corpora_dir / "swe-agent")], [str(corpora_dir / LITE)], num_buckets=3)
+    spec = trajectories.build_spec([str(corpora_dir / "swe-agent")], [str(corpora_dir / LITE)], num_buckets=3,
+                                   filters={"secrets": "scrub"})
     runner.execute(spec, str(out))
     return out
 

@@ -32,7 +32,7 @@ def _rows(run, prefix: str) -> int:
 
 def test_transient_faults_are_retried_and_nothing_is_uploaded_twice(real_run, hub, hub_api, tmp_path):
     hub.state.faults = [Fault("commit", 429), Fault("preupload", 500), Fault("put", "drop")]
-    plan = build_plan(str(real_run), "org/traj")
+    plan = build_plan(str(real_run), "org/traj", include_rejects=True)
     result = publish(plan, hub_api, max_files_per_commit=2, backoff=FAST)
     files = hub.files("org/traj")
     assert set(files) == _expected_files(real_run)
@@ -79,7 +79,7 @@ def test_interrupted_publish_resumes_without_reuploading(real_run, hub, hub_api)
 
 def test_folder_of_runs_loads_back_per_config(hub, hub_api, tmp_path):
     make_mixed_runs(tmp_path / "runs")
-    plan = build_plan(str(tmp_path / "runs"), "org/mixed")
+    plan = build_plan(str(tmp_path / "runs"), "org/mixed", include_rejects=True)
     result = publish(plan, hub_api, max_files_per_commit=50, backoff=FAST)
     assert len(result.commits) == 2
     head = hub.state.repos["org/mixed"].refs["main"]
