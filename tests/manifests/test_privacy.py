@@ -18,7 +18,7 @@ def test_counts_each_kind_per_column(tmp_path):
         {"source_uri": "/srv/run7/dumps/a.traj",                       # the run's own input root
          "steps": [{"action": f"export GH={TOKEN} && gh pr list",  # one secret, nested in a list of structs
                     "obs": "see /home/alice/proj/x.py and /testbed/pkg/y.py"}],  # one home path, one other path
-         "text": "mail bob@corp.io from 8.8.8.8; /home/<USER>/z is scrubbed"},  # email, public IP, no home path
+         "text": "mail bob@corp.io; dns server 8.8.8.8:53; /home/<USER>/z is scrubbed"},  # e-mail, IP, no home path
         {"source_uri": "dumps/b.traj", "steps": [], "text": r"C:\Users\carol\AppData and 10.0.0.1 (private)"},
     ]
     report = PrivacyScanner(local_roots=["/srv/run7"]).scan_files([("traj", _shard(tmp_path, rows))])
