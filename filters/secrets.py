@@ -34,6 +34,8 @@ from typing import Any
 
 from swemine.corpora.records import Filtered, make_filtered
 from swemine.filters.fields import FieldSpec
+from swemine.filters.home_paths import PLACEHOLDER as HOME_PLACEHOLDER
+from swemine.filters.home_paths import home_user_spans
 
 STAGE = "secrets"
 #: Line-based detect-secrets plugins: off by default (false positives on code: hashes, SHAs, test passwords).
@@ -95,6 +97,7 @@ class SecretsConfig:
     emails: bool = True
     ips: bool = True
     entropy: bool = True                       # the high-entropy token detector
+    home_paths: bool = True                    # user names in home-folder paths (filters.home_paths)
     extra_plugins: tuple[str, ...] = ()        # NOISY_PLUGINS to switch on by class name
     email_allow_domains: tuple[str, ...] = DEFAULT_EMAIL_ALLOW
 
@@ -114,7 +117,7 @@ class Finding:
     def placeholder(self) -> str:
         if self.kind == "secret":
             return f"<SECRET:{self.label}>"
-        return "<EMAIL>" if self.label == "email" else "<IP_ADDRESS>"
+        return {"email": "<EMAIL>", "home_user": HOME_PLACEHOLDER}.get(self.label, "<IP_ADDRESS>")
 
 
 def _ip_is_public(text: str) -> bool:
@@ -296,6 +299,8 @@ class SecretScanner:
             found.extend(self._private_keys(text))
         if self.line_plugins:
             found.extend(self._plugin_lines(text))
+        if self.cfg.home_paths and ("home" in text or "Users" in text):
+            found.extend(Finding("pii", "home_user", s, e) for s, e in home_user_spans(text))
         found.sort(key=lambda f: (f.start, -(f.end - f.start), f.label))
         out: list[Finding] = []
         for f in found:
