@@ -29,37 +29,32 @@ from swemine.filters.benchmarks import BenchmarkItem, BenchmarkSet
 from swemine.filters.canon import RepoCanon, parse_instance_id
 from swemine.filters.fields import FieldSpec, first_value, get_path, iter_texts, spec_for
 from swemine.filters.minhash import band_keys, jaccard, optimal_bands, signature
-from swemine.filters.text import (
-    added_lines,
-    identifier_tokens,
-    informative,
-    strip_generic_lines,
-    text_lines,
-    word_ngrams,
-    words,
-)
+from swemine.filters.text import diff_lines, evidence_words, identifier_tokens, informative, ngrams, word_ngrams, words
 
 STAGE = "decontam"
 LEVELS = ("instance", "repo", "temporal", "content")
 MAX_LISTED = 5
+PATCH_FIELDS = ("patch", "test_patch")         # BenchmarkItem.patches order
 ANCHOR_N = 3
 
 
 @dataclass(frozen=True)
 class DecontamConfig:
-    """Decontamination switches and thresholds (defaults follow methods.md §5.3)."""
+    """Decontamination switches and thresholds (defaults follow methods.md §5.3; see the module docstring)."""
     levels: tuple[str, ...] = LEVELS
     cutoff_date: str = ""                     # ISO date; records dated on/after it are dropped
     undated: str = "keep"                     # keep | drop, for the temporal level
     grey_repos: tuple[str, ...] = ()
     ngram_n: int = 10
-    min_ngram_matches: int = 1
-    min_patch_lines: int = 3
+    min_ngram_matches: int = 3                # distinct distinctive n-grams of one item a record must hold ...
+    min_ngram_share: float = 0.2              # ... and this share of the item's distinctive n-grams
+    min_patch_lines: int = 2                  # changed lines (in diff form) of one patch a record must hold ...
+    min_patch_share: float = 0.5              # ... and this share of the patch's distinctive changed lines
     min_line_chars: int = 20
     min_substring_chars: int = 40
     min_distinct_words: int = 5               # an indexed n-gram needs this many distinct words ...
     min_line_words: int = 3                   # ... and an indexed patch line this many distinct words
-    strip_generic: bool = True                # drop traceback / test-runner lines from benchmark statements
+    max_item_df: int = 2                      # n-grams / lines in this many benchmark items are boilerplate
     minhash_threshold: float = 0.58
     num_perm: int = 128
     minhash_min_tokens: int = 10
@@ -72,16 +67,33 @@ class DecontamConfig:
             raise ValueError(f"unknown decontamination level(s) {sorted(unknown)}; choose from {LEVELS}")
 
 
+def _distinctive(features: dict[Any, set[str]], max_df: int) -> dict[str, list[Any]]:
+    """``{feature: [owners]}`` of the features fewer than ``max_df`` distinct items share (owner = item or
+    ``(item, patch)``; the item is the owner's first element)."""
+    items: dict[str, set[int]] = {}
+    for owner, feats in features.items():
+        item = owner[0] if isinstance(owner, tuple) else owner
+        for f in feats:
+            items.setdefault(f[1:] if isinstance(owner, tuple) else f, set()).add(item)
+    out: dict[str, list[Any]] = {}
+    for owner, feats in features.items():
+        for f in sorted(feats):
+            if len(items[f[1:] if isinstance(owner, tuple) else f]) < max_df:
+                out.setdefault(f, []).append(owner)
+    return out
+
+
 @dataclass
 class ContentIndex:
-    """Benchmark texts indexed for the content level."""
+    """Benchmark texts indexed for the content level: only what distinguishes one item from the others."""
     items: list[BenchmarkItem]
     substrings: list[tuple[str, int]] = field(default_factory=list)
     anchors: dict[str, list[int]] = field(default_factory=dict)      # interior word 3-gram -> substring indexes
     unanchored: list[int] = field(default_factory=list)              # substrings too short to anchor
-    ngrams: dict[str, list[int]] = field(default_factory=dict)
+    ngrams: dict[str, list[int]] = field(default_factory=dict)       # distinctive n-gram -> items
     ngram_totals: dict[int, int] = field(default_factory=dict)
-    lines: dict[str, list[int]] = field(default_factory=dict)
+    lines: dict[str, list[tuple[int, int]]] = field(default_factory=dict)   # "+line"/"-line" -> (item, patch)
+    line_totals: dict[tuple[int, int], int] = field(default_factory=dict)
     buckets: dict[str, list[int]] = field(default_factory=dict)
     tokens: dict[int, set[str]] = field(default_factory=dict)
     bands: tuple[int, int] = (1, 1)
@@ -91,31 +103,30 @@ class ContentIndex:
         idx = cls(items)
         bands, rows = optimal_bands(cfg.minhash_threshold, cfg.num_perm)
         seen_sub = set()
+        grams: dict[int, set[str]] = {}
+        lines: dict[tuple[int, int], set[str]] = {}
         for i, item in enumerate(items):
             for sub in item.substrings:
                 low = sub.strip().lower()
                 if len(low) >= cfg.min_substring_chars and low not in seen_sub:
                     seen_sub.add(low)
                     idx.add_substring(low, i)
-            grams = set()
-            for st in item.statements:
-                grams |= word_ngrams(strip_generic_lines(st) if cfg.strip_generic else st, cfg.ngram_n)
-            grams = {g for g in grams if informative(g.split(" "), cfg.min_distinct_words)}
-            idx.ngram_totals[i] = len(grams)
-            for g in grams:
-                idx.ngrams.setdefault(g, []).append(i)
-            for patch in item.patches:
-                for line in added_lines(patch, cfg.min_line_chars):
-                    if not informative(words(line), cfg.min_line_words):
-                        continue
-                    owners = idx.lines.setdefault(line, [])
-                    if not owners or owners[-1] != i:
-                        owners.append(i)
+            grams[i] = {g for st in item.statements for g in ngrams(evidence_words(st), cfg.ngram_n)
+                        if informative(g.split(" "), cfg.min_distinct_words)}
+            for k, patch in enumerate(item.patches):
+                lines[(i, k)] = {ln for ln in diff_lines(patch, cfg.min_line_chars)
+                                 if informative(words(ln), cfg.min_line_words)}
             toks = identifier_tokens(item.document)
             if len(toks) >= cfg.minhash_min_tokens:
                 idx.tokens[i] = toks
                 for key in band_keys(signature(toks, cfg.num_perm), bands, rows):
                     idx.buckets.setdefault(key, []).append(i)
+        idx.ngrams = _distinctive(grams, cfg.max_item_df)
+        idx.lines = _distinctive(lines, cfg.max_item_df)
+        for index, totals in ((idx.ngrams, idx.ngram_totals), (idx.lines, idx.line_totals)):
+            for owners in index.values():
+                for o in owners:
+                    totals[o] = totals.get(o, 0) + 1
         idx.bands = (bands, rows)
         return idx
 
@@ -136,12 +147,16 @@ class ContentIndex:
         found = {p for g in grams for p in self.anchors.get(g, ())}
         return sorted(found.union(self.unanchored))
 
-    def features(self, texts: Iterable[tuple[str, str]], cfg: DecontamConfig) -> set[str]:
-        """Index n-grams (``n:``) and patch lines (``l:``) present in ``texts``: input to boilerplate counting."""
-        out = set()
-        for _, text in texts:
-            out.update("n:" + g for g in word_ngrams(text, cfg.ngram_n) if g in self.ngrams)
-            out.update("l:" + ln for ln in text_lines(text, cfg.min_line_chars) if ln in self.lines)
+    def find(self, texts: Iterable[tuple[str, str]], cfg: DecontamConfig) -> dict[str, str]:
+        """``{feature: first path}`` of the indexed n-grams (``n:``) and diff lines (``l:``) in ``texts``."""
+        out: dict[str, str] = {}
+        for path, text in texts:
+            for g in ngrams(evidence_words(text), cfg.ngram_n):
+                if g in self.ngrams:
+                    out.setdefault("n:" + g, path)
+            for ln in diff_lines(text, cfg.min_line_chars):
+                if ln in self.lines:
+                    out.setdefault("l:" + ln, path)
         return out
 
 
@@ -252,10 +267,10 @@ class Decontaminator:
             return "temporal", {"rule": "after_cutoff", "field": where, "date": str(value), "cutoff_date": cutoff}
         return None
 
-    def _content(self, record, spec):
+    def _content(self, record, spec, found=None):
         idx, cfg = self.index, self.cfg
         texts = iter_texts(record, spec)
-        for path, text in texts:
+        for path, text in texts if idx.substrings else ():
             low = text.lower()
             for cand in idx.substring_candidates(low):
                 sub, i = idx.substrings[cand]
@@ -263,33 +278,11 @@ class Decontaminator:
                 if pos >= 0:
                     return "content_substring", {"rule": "substring", "field": path, "offset": pos,
                                                  "span": text[pos:pos + len(sub)][:500], **self._item_ev(i)}
-        matched: dict[int, dict[str, str]] = {}
-        for path, text in texts:
-            for g in word_ngrams(text, cfg.ngram_n):
-                owners = idx.ngrams.get(g)
-                if owners and "n:" + g not in self.boilerplate:
-                    for i in owners:
-                        matched.setdefault(i, {}).setdefault(g, path)
-        best = self._best(matched)
-        if best is not None and len(matched[best]) >= cfg.min_ngram_matches:
-            grams = matched[best]
-            first = sorted(grams)[:MAX_LISTED]
-            return "content_ngram", {"rule": f"word_{cfg.ngram_n}gram", "n_matched": len(grams),
-                                     "n_item_ngrams": idx.ngram_totals[best], "ngrams": first,
-                                     "fields": sorted({grams[g] for g in first}), **self._item_ev(best)}
-        lines: dict[int, dict[str, str]] = {}
-        for path, text in texts:
-            for ln in text_lines(text, cfg.min_line_chars):
-                owners = idx.lines.get(ln)
-                if owners and "l:" + ln not in self.boilerplate:
-                    for i in owners:
-                        lines.setdefault(i, {}).setdefault(ln, path)
-        best = self._best(lines)
-        if best is not None and len(lines[best]) >= cfg.min_patch_lines:
-            found = sorted(lines[best])[:MAX_LISTED]
-            return "content_patch_lines", {"rule": "patch_added_lines", "n_matched": len(lines[best]),
-                                           "lines": found, "fields": sorted({lines[best][x] for x in found}),
-                                           **self._item_ev(best)}
+        found = idx.find(texts, cfg) if found is None else found
+        for kind in ("n", "l"):
+            hit = self.strongest(found, kind)
+            if hit is not None and hit["fires"]:
+                return self._content_evidence(kind, hit, found)
         bands, rows = idx.bands
         for path, text in texts:
             toks = identifier_tokens(text)
@@ -305,29 +298,65 @@ class Decontaminator:
                                                "threshold": cfg.minhash_threshold, **self._item_ev(i)}
         return None
 
-    @staticmethod
-    def _best(matched: dict[int, dict]) -> int | None:
+    def strongest(self, found: Mapping[str, str], kind: str) -> dict[str, Any] | None:
+        """The benchmark item (``kind`` ``n``: statement n-grams) or patch (``l``: changed lines) with the
+        strongest evidence among ``found`` features, boilerplate left out: ``owner``, ``matched`` (sorted),
+        ``total`` (its distinctive features), ``score`` (matched share) and ``fires`` (both thresholds met)."""
+        idx, cfg = self.index, self.cfg
+        owners, totals = (idx.ngrams, idx.ngram_totals) if kind == "n" else (idx.lines, idx.line_totals)
+        min_n, min_share = ((cfg.min_ngram_matches, cfg.min_ngram_share) if kind == "n"
+                            else (cfg.min_patch_lines, cfg.min_patch_share))
+        matched: dict[Any, list[str]] = {}
+        for f in found:
+            if f[0] == kind and f not in self.boilerplate:
+                for o in owners[f[2:]]:
+                    matched.setdefault(o, []).append(f[2:])
         if not matched:
             return None
-        return min(matched, key=lambda i: (-len(matched[i]), i))
+        best = min(matched, key=lambda o: (-len(matched[o]) / totals[o], -len(matched[o]), o))
+        n, total = len(matched[best]), totals[best]
+        return {"owner": best, "matched": sorted(matched[best]), "total": total, "score": n / total,
+                "fires": n >= min(min_n, total) and n / total >= min_share}
+
+    def _content_evidence(self, kind: str, hit: dict[str, Any], found: Mapping[str, str]) -> tuple[str, dict]:
+        cfg, listed = self.cfg, hit["matched"][:MAX_LISTED]
+        fields = sorted({found[f"{kind}:{x}"] for x in listed})
+        common = {"score": round(hit["score"], 4), "n_matched": len(hit["matched"]), "fields": fields}
+        if kind == "n":
+            return "content_ngram", {"rule": f"word_{cfg.ngram_n}gram", **common, "n_item_ngrams": hit["total"],
+                                     "threshold": {"min_share": cfg.min_ngram_share,
+                                                   "min_matches": cfg.min_ngram_matches},
+                                     "ngrams": listed, **self._item_ev(hit["owner"])}
+        item, patch = hit["owner"]
+        return "content_patch_lines", {"rule": "patch_changed_lines", **common, "n_patch_lines": hit["total"],
+                                       "patch": PATCH_FIELDS[patch],
+                                       "threshold": {"min_share": cfg.min_patch_share,
+                                                     "min_lines": cfg.min_patch_lines},
+                                       "lines": listed, **self._item_ev(item)}
 
     # -- public -----------------------------------------------------------------------------------------
-    def check(self, record: Mapping[str, Any], spec: FieldSpec) -> tuple[str, dict[str, Any]] | None:
-        """The first rule that fires on ``record`` as ``(reason, evidence)``, or ``None`` when it is clean."""
+    def check(self, record: Mapping[str, Any], spec: FieldSpec, found: Mapping[str, str] | None = None
+              ) -> tuple[str, dict[str, Any]] | None:
+        """The first rule that fires on ``record`` as ``(reason, evidence)``, or ``None`` when it is clean
+        (``found``: the record's content features when already computed, see :meth:`found`)."""
         for level in LEVELS:
             if level not in self.cfg.levels:
                 continue
-            hit = getattr(self, f"_{level}")(record, spec)
+            hit = self._content(record, spec, found) if level == "content" else getattr(self, f"_{level}")(record, spec)
             if hit:
                 reason, ev = hit
                 return reason, {"level": level, **ev}
         return None
 
+    def found(self, record: Mapping[str, Any], spec: FieldSpec) -> dict[str, str]:
+        """``{feature: field}`` of the benchmark content features in ``record`` (empty when the level is off)."""
+        if self.index is None:
+            return {}
+        return self.index.find(iter_texts(record, spec), self.cfg)
+
     def features(self, record: Mapping[str, Any], spec: FieldSpec) -> set[str]:
         """Content features of ``record`` for boilerplate counting (empty when the content level is off)."""
-        if self.index is None:
-            return set()
-        return self.index.features(iter_texts(record, spec), self.cfg)
+        return set(self.found(record, spec))
 
     def annotate(self, record: dict, spec: FieldSpec) -> dict:
         """Fill a kept record's ``decontam`` struct when its schema has one (the localization records do):
@@ -342,8 +371,8 @@ class Decontaminator:
         """A stage function ``record -> [record | Filtered]`` for :func:`swemine.pipelines.stage.apply_stage`."""
         spec = spec or spec_for(record_type)
 
-        def fn(record: dict) -> list[dict | Filtered]:
-            hit = self.check(record, spec)
+        def fn(record: dict, found: Mapping[str, str] | None = None) -> list[dict | Filtered]:
+            hit = self.check(record, spec, found)
             if hit is None:
                 return [self.annotate(record, spec)]
             reason, ev = hit
@@ -360,16 +389,17 @@ def decontaminate(records: Iterable[dict], record_type: str, bench: BenchmarkSet
     probe = Decontaminator(bench, cfg, canon)
     counts: dict[str, int] = {}
     docs: dict[str, set[str]] = {}
-    for rec in records:
-        docs.setdefault(doc_key(rec, spec), set()).update(probe.features(rec, spec))
+    found = [probe.found(rec, spec) for rec in records]
+    for rec, feats in zip(records, found):
+        docs.setdefault(doc_key(rec, spec), set()).update(feats)
     for feats in docs.values():
         for f in feats:
             counts[f] = counts.get(f, 0) + 1
     probe.boilerplate = boilerplate_features(counts, len(docs), probe.cfg)
     fn = probe.stage_fn(record_type, spec)
     kept, dropped = [], []
-    for rec in records:
-        for out in fn(rec):
+    for rec, feats in zip(records, found):
+        for out in fn(rec, feats if probe.index is not None else None):
             (dropped if isinstance(out, Filtered) else kept).append(out)
     return kept, dropped
 

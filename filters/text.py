@@ -7,23 +7,37 @@ import re
 _WORD = re.compile(r"\w+")
 _IDENT = re.compile(r"[A-Za-z_0-9]+")
 _SPACE = re.compile(r"\s+")
-_LINE_PREFIX = re.compile(r"^(?:\d+:|[+-])\s*")   # SWE-agent "123:" line numbers, diff markers
 
 
-#: Lines any Python run prints, whatever the project: traceback frames and headers, exception chaining,
-#: test-runner chatter. Removed from benchmark texts before n-grams are taken (they prove nothing).
-GENERIC_LINE = re.compile(
-    r"^\s*(?:File \"[^\"]*\", line \d+.*|Traceback \(most recent call last\):?"
-    r"|During handling of the above exception, another exception occurred:?"
-    r"|The above exception was the direct cause of the following exception:?"
-    r"|\^+|~+|-+|=+|_+|(?:_ )+_?"
-    r"|(?:Creating|Destroying) test database for alias .*|System check identified no issues.*"
-    r"|Ran \d+ tests? in .*|OK|FAILED \(.*\)|\.+|=+ .* =+)\s*$")
+#: Lines that are no evidence of a benchmark leak, whatever the project: traceback frame headers with the source
+#: line they quote (repository or site-packages code), exception chaining, test-runner chatter and banners, diff
+#: and hunk headers, package/version listings and license headers.
+NOT_EVIDENCE = re.compile(
+    r"(?im)^[ \t]*(?:File \"[^\"\n]*\", line \d+[^\n]*(?:\n[ \t]+(?!File \")[^\n]*)?"
+    r"|Traceback \(most recent call last\):?|During handling of the above exception[^\n]*"
+    r"|The above exception was the direct cause[^\n]*"
+    r"|[\^~=_.-]+|(?:_ )+_?|=+ [^\n]* =+|(?:Creating|Destroying) test database for alias [^\n]*"
+    r"|System check identified[^\n]*|Ran \d+ tests? in [^\n]*|OK|FAILED \([^\n]*"
+    r"|(?:platform \w+ -- Python|rootdir:|configfile:|plugins:|cachedir:|collected \d+ item|collecting \.\.\.)[^\n]*"
+    r"|(?:diff --git|index [0-9a-f]+\.\.[0-9a-f]+|--- |\+\+\+ |@@ -\d|new file mode|deleted file mode|similarity index"
+    r"|rename from |rename to )[^\n]*"
+    r"|[^\n]*(?:copyright (?:\(c\)|\d{4})|licensed under|license, version|spdx-license-identifier"
+    r"|all rights reserved|permission is hereby granted|without warranty|warranties of merchantability)[^\n]*"
+    r"|[-*#>|]?[ \t]*[\w.+-]+(?:[ \t]+[\w.+-]+){0,2}[ \t]*[:=|,]*[ \t]*v?\d+\.\d+[^\n]{0,60})[ \t]*$")
+#: Paths, URLs, version strings, hexadecimal addresses: removed before words are taken.
+NOT_EVIDENCE_TOKEN = re.compile(r"\S*[/\\]\S*|\bv?\d+(?:\.\d+)+\w*|\b0x[0-9a-f]+\b", re.I)
 
 
-def strip_generic_lines(text: str) -> str:
-    """``text`` without the :data:`GENERIC_LINE` lines."""
-    return "\n".join(line for line in text.splitlines() if not GENERIC_LINE.match(line))
+def evidence_words(text: str) -> list[str]:
+    """Lower-cased words of ``text`` that can be evidence: :data:`NOT_EVIDENCE` lines and tokens and bare
+    numbers removed, so one project's banners, paths and tracebacks never look like another's text."""
+    text = NOT_EVIDENCE_TOKEN.sub(" ", NOT_EVIDENCE.sub("", text))
+    return [w for w in words(text) if not w.isdigit()]
+
+
+def ngrams(ws: list[str], n: int) -> set[str]:
+    """The set of space-joined ``n``-grams of a word list."""
+    return {" ".join(ws[i:i + n]) for i in range(len(ws) - n + 1)}
 
 
 def informative(tokens: list[str], min_distinct: int) -> bool:
@@ -41,8 +55,7 @@ def words(text: str) -> list[str]:
 
 def word_ngrams(text: str, n: int) -> set[str]:
     """The set of normalized word ``n``-grams of ``text`` (space-joined)."""
-    ws = words(text)
-    return {" ".join(ws[i:i + n]) for i in range(len(ws) - n + 1)}
+    return ngrams(words(text), n)
 
 
 def identifier_tokens(text: str) -> set[str]:
@@ -55,30 +68,17 @@ def collapse_ws(text: str) -> str:
     return _SPACE.sub(" ", text).strip()
 
 
-def normalize_line(line: str) -> str:
-    """A code line as compared across diffs, files and tool output: no diff marker / line number, collapsed space."""
-    return collapse_ws(_LINE_PREFIX.sub("", line.strip()))
+_DIFF_LINE = re.compile(r"(?m)^([+-])(?!\+\+ |-- )[ \t]*(\S[^\n]*?)[ \t\r]*$")
 
 
-def added_lines(patch: str, min_chars: int = 20) -> list[str]:
-    """Normalized ``+`` lines of a unified diff that are at least ``min_chars`` long (order kept, no repeats)."""
-    out, seen = [], set()
-    for line in patch.splitlines():
-        if line.startswith("+") and not line.startswith("+++"):
-            norm = normalize_line(line[1:])
-            if len(norm) >= min_chars and norm not in seen:
-                seen.add(norm)
-                out.append(norm)
-    return out
-
-
-def text_lines(text: str, min_chars: int = 20) -> set[str]:
-    """Normalized lines of any text (file, diff, tool output) at least ``min_chars`` long."""
+def diff_lines(text: str, min_chars: int = 20) -> set[str]:
+    """Changed lines of the diffs in ``text``, marker kept (``+x`` / ``-x``), whitespace collapsed, at least
+    ``min_chars`` long: the form in which a pasted patch shows, unlike the same code quoted from a file."""
     out = set()
-    for line in text.splitlines():
-        norm = normalize_line(line)
+    for marker, body in _DIFF_LINE.findall(text):
+        norm = collapse_ws(body)
         if len(norm) >= min_chars:
-            out.add(norm)
+            out.add(marker + norm)
     return out
 
 
