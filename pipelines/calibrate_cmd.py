@@ -22,7 +22,7 @@ from swemine.corpora.normalize import normalize_paths
 from swemine.corpora.records import content_id
 from swemine.corpora.tasks import tasks_by_instance
 from swemine.filters.benchmarks import BenchmarkItem, BenchmarkSet, fill_patches, load_benchmarks
-from swemine.filters.decontam import LEVELS, DecontamConfig, Decontaminator, decontaminate
+from swemine.filters.decontam import LEVELS, DecontamConfig, Decontaminator, fit_boilerplate
 from swemine.filters.fields import spec_for
 
 PLANT_FIELDS = ("observation", "thought", "final_patch")
@@ -97,8 +97,15 @@ def calibrate(bench: BenchmarkSet, clean: list[dict], cfg: DecontamConfig, per_k
               seed: int = 0) -> dict:
     """Recall per plant kind, false drops among the clean runs, and the operating point (see module doc)."""
     plants = make_plants(bench, clean, per_kind, seed)
-    _, dropped = decontaminate(clean + [p for _, _, p in plants], "trajectory", bench, cfg)
-    drops = {d["record_id"]: (d["reason"], json.loads(d["evidence_json"])) for d in dropped}
+    records = clean + [p for _, _, p in plants]
+    spec = spec_for("trajectory")
+    probe = Decontaminator(bench, cfg)
+    found = fit_boilerplate(probe, records, spec)
+    drops = {}
+    for rec, feats in zip(records, found):
+        hit = probe.check(rec, spec, feats if probe.index is not None else None)
+        if hit is not None:
+            drops[rec["record_id"]] = hit
     kinds: dict[str, dict] = {}
     for kind, item_id, rec in plants:
         k = kinds.setdefault(kind, {"planted": 0, "caught": 0, "right_item": 0, "missed": [], "reasons": {}})
@@ -115,26 +122,17 @@ def calibrate(bench: BenchmarkSet, clean: list[dict], cfg: DecontamConfig, per_k
     false = [{"record_id": t["record_id"], "instance_id": t["instance_id"], "harness": t["harness"],
               "reason": drops[t["record_id"]][0], "evidence": drops[t["record_id"]][1]}
              for t in clean if t["record_id"] in drops]
+    point = {}
+    if probe.index is not None:
+        for kind, reason in (("n", "content_ngram"), ("l", "content_patch_lines")):
+            scores = [h["score"] for feats in found[:len(clean)]
+                      if (h := probe.index.strongest(feats, kind, probe.boilerplate)) is not None]
+            caught = [ev["score"] for r, ev in drops.values() if r == reason]
+            point[reason] = {"clean_max": round(max(scores, default=0.0), 4),
+                             "caught_min": round(min(caught, default=0.0), 4)}
     return {"benchmark_items": len(bench.items), "clean_runs": len(clean), "false_drops": len(false),
             "false_drop_rate": round(len(false) / len(clean), 4) if clean else None, "false_dropped": false,
-            "kinds": kinds, "operating_point": operating_point(bench, clean, plants, drops, cfg)}
-
-
-def operating_point(bench: BenchmarkSet, clean: list[dict], plants: list[tuple[str, str, dict]],
-                    drops: dict[str, tuple[str, dict]], cfg: DecontamConfig) -> dict:
-    """Per evidence kind: the strongest score of any clean run, the weakest score of a caught plant."""
-    if "content" not in cfg.levels:
-        return {}
-    probe = Decontaminator(bench, cfg)
-    spec = spec_for("trajectory")
-    out = {}
-    for kind, reason in (("n", "content_ngram"), ("l", "content_patch_lines")):
-        clean_scores = [hit["score"] for t in clean
-                        if (hit := probe.strongest(probe.found(t, spec), kind)) is not None]
-        caught = [ev["score"] for r, ev in drops.values() if r == reason]
-        out[reason] = {"clean_max": round(max(clean_scores, default=0.0), 4),
-                       "caught_min": round(min(caught, default=0.0), 4)}
-    return out
+            "kinds": kinds, "operating_point": point}
 
 
 def format_report(res: dict) -> str:
@@ -150,7 +148,7 @@ def format_report(res: dict) -> str:
     for f in res["false_dropped"]:
         ev = f["evidence"]
         lines.append(f"  {f['instance_id']} ({f['harness']}): {f['reason']} item {ev.get('item_id')} "
-                     f"score {ev.get('score')}: {(ev.get('ngrams') or ev.get('lines') or [])[:2]}")
+                     f"score {ev.get('score')}: {(ev.get('ngrams') or ev.get('blocks') or [])[:2]}")
     for reason, op in res["operating_point"].items():
         lines.append(f"operating point {reason}: clean max score {op['clean_max']}, caught min score "
                      f"{op['caught_min']}")
