@@ -24,6 +24,7 @@ from swemine.corpora.tasks import tasks_by_instance
 from swemine.filters.benchmarks import BenchmarkItem, BenchmarkSet, fill_patches, load_benchmarks
 from swemine.filters.decontam import LEVELS, DecontamConfig, Decontaminator, fit_boilerplate
 from swemine.filters.fields import spec_for
+from swemine.pipelines.filtering import threshold_arg
 
 PLANT_FIELDS = ("observation", "thought", "final_patch")
 
@@ -53,6 +54,8 @@ def add_arguments(parser) -> None:
     parser.add_argument("--per-kind", type=int, default=100, help="plants per kind (0: every item that has the text)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--levels", default="instance,content", help="decontamination levels to calibrate")
+    parser.add_argument("--threshold", action="append", default=[], metavar="NAME=VALUE", type=threshold_arg,
+                        help="content-level threshold to try (repeatable), as `swemine run --decontam-threshold`")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
 
 
@@ -164,6 +167,7 @@ def main(args) -> int:
     if not clean:
         print("no clean runs: check --clean / --clean-tasks")
         return 2
-    res = calibrate(bench, clean, DecontamConfig(levels=levels or LEVELS), args.per_kind, args.seed)
+    res = calibrate(bench, clean, DecontamConfig(levels=levels or LEVELS, **dict(args.threshold)), args.per_kind,
+                    args.seed)
     print(json.dumps(res, indent=2, sort_keys=True) if args.json else format_report(res))
     return 0
