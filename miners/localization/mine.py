@@ -443,12 +443,12 @@ def mine_instance(task: dict, trajs: list[dict], repo, sp: StructureParser, *,
         yield conform(LOCALIZATION_SCHEMA, {
             **base, **retrieval, "record_id": content_id("localization", iid, patch, gold.quality),
             "source_dataset": "tasks", "source_uri": uri, "source_locator": locator, "source_sha256": sha,
-            "extra_json": dumps_extra({"file_changes": gold.file_changes()})})
+            "extra_json": dumps_extra({"file_changes": gold.file_changes(), **gold.placement()})})
         return
     for traj in sorted(trajs, key=lambda t: t["record_id"]):
         committed, info = committed_regions(traj, reader, sp)
         labels = label_trajectory(traj, gold, committed, cfg)
-        extra = {**info, "n_steps": len(traj.get("steps") or [])}
+        extra = {**info, "n_steps": len(traj.get("steps") or []), **gold.placement()}
         yield conform(LOCALIZATION_SCHEMA, {
             **base, **retrieval, **labels,
             "record_id": content_id("localization", traj["record_id"], patch, gold.quality, asdict(cfg)),
