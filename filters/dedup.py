@@ -23,7 +23,7 @@ from typing import Any
 from swemine.corpora.records import Filtered, make_filtered
 from swemine.filters.fields import FieldSpec, get_path, iter_texts, spec_for
 from swemine.filters.minhash import band_keys, optimal_bands, signature
-from swemine.filters.text import exact_key, words
+from swemine.filters.text import exact_key, has_words, words
 
 EXACT_STAGE = "dedup_exact"
 NEAR_STAGE = "dedup_near"
@@ -59,7 +59,7 @@ def dedup_text(record: Mapping[str, Any], spec: FieldSpec) -> str:
 
 def has_key(text: str, min_words: int) -> bool:
     """A dedup text long enough to identify a record (at least ``min_words`` words)."""
-    return len(words(text)) >= min_words
+    return has_words(text, min_words)
 
 
 def shingles(text: str, n: int) -> set[str]:

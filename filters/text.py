@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 
 _WORD = re.compile(r"\w+")
@@ -70,6 +71,11 @@ def ngrams(ws: list[str], n: int) -> set[str]:
 def words(text: str) -> list[str]:
     """Lower-cased word tokens (``\\w+`` runs)."""
     return _WORD.findall(text.lower())
+
+
+def has_words(text: str, n: int) -> bool:
+    """``text`` holds at least ``n`` words (stops scanning at the ``n``-th)."""
+    return sum(1 for _ in itertools.islice(_WORD.finditer(text), n)) >= n
 
 
 def word_ngrams(text: str, n: int) -> set[str]:
