@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
 import hashlib
 import io
 import json
@@ -52,6 +53,7 @@ from swemine.filters.canon import RepoCanon, normalize_repo, read_alias_table, r
 from swemine.filters.decontam import LEVELS, DecontamConfig, Decontaminator, boilerplate_features, doc_key
 from swemine.filters.decontam import STAGE as DECONTAM_STAGE
 from swemine.filters.dedup import DedupConfig
+from swemine.filters.evidence import EvidenceConfig
 from swemine.filters.fields import spec_for
 from swemine.filters.license import PERMISSIVE, LicenseConfig, license_stage_fn
 from swemine.filters.quality import GROUP_STAGE, QualityConfig, instance_key, quality_stage_fn, select_per_instance
@@ -85,6 +87,18 @@ def _bounded(kind: type, low: float, high: float | None = None):
     return parse
 
 
+def threshold_arg(value: str) -> tuple[str, float]:
+    """``NAME=VALUE`` for a field of :class:`EvidenceConfig` (the content level's thresholds)."""
+    known = {f.name for f in dataclasses.fields(EvidenceConfig)}
+    name, _, number = value.partition("=")
+    if name not in known:
+        raise argparse.ArgumentTypeError(f"unknown threshold {name!r}; choose from {', '.join(sorted(known))}")
+    try:
+        return name, float(number) if "." in number else int(number)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{value}: not a number") from exc
+
+
 def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
     """The filter flags every ``swemine run`` pipeline accepts."""
     g = parser.add_argument_group("filters")
@@ -101,7 +115,10 @@ def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
                    help="repo rename/alias (repeatable), or a JSON/CSV alias file")
     g.add_argument("--repo-git", action="append", default=[], metavar="OWNER/NAME=PATH",
                    help="local git clone of a repo: forks sharing its root commit map to one canonical repo")
-    g.add_argument("--ngram-n", type=_bounded(int, 1), default=10, help="word n-gram size of the content level")
+    g.add_argument("--ngram-n", type=_bounded(int, 1), default=DecontamConfig.ngram_n,
+                   help="word n-gram size of the content level")
+    g.add_argument("--decontam-threshold", action="append", default=[], metavar="NAME=VALUE", type=threshold_arg,
+                   help="content-level threshold (repeatable), e.g. min_ngram_share=0.15; see swemine decontam-calibrate")
     g.add_argument("--scrub-secrets", choices=("off", "scrub", "drop"), default="scrub",
                    help="secrets/PII in every string field, rejects and filtered records: replace with placeholders "
                         "(default), drop the record, or off (publish then needs --allow-unscrubbed)")
@@ -160,7 +177,7 @@ def filter_config_from_args(args: argparse.Namespace) -> dict[str, Any]:
         "benchmark_digests": [_file_digest(b) for b in args.benchmark],
         "decontam": {"levels": levels,
                      "cutoff_date": args.cutoff_date, "undated": args.undated, "grey_repos": list(args.grey_repo),
-                     "ngram_n": args.ngram_n},
+                     "ngram_n": args.ngram_n, **dict(args.decontam_threshold)},
         "repo_aliases": _aliases(args.repo_alias), "repo_roots": roots,
         "secrets": args.scrub_secrets,
         "license": {"allow": allow, "repo_licenses": sorted(license_map.items())} if allow else None,
@@ -171,10 +188,11 @@ def filter_config_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
 # -- building the plain-Python filters from the JSON config ---------------------------------------------------
 def decontam_config(fcfg: Mapping[str, Any]) -> DecontamConfig:
+    """The ``decontam`` part of the filter config as a :class:`DecontamConfig` (absent keys take the defaults)."""
     d = dict(fcfg.get("decontam") or {})
-    return DecontamConfig(levels=tuple(d.get("levels") or LEVELS), cutoff_date=d.get("cutoff_date") or "",
-                          undated=d.get("undated") or "keep", grey_repos=tuple(d.get("grey_repos") or ()),
-                          ngram_n=int(d.get("ngram_n") or 10))
+    known = {f.name for f in dataclasses.fields(DecontamConfig)}
+    return DecontamConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()
+                             if k in known and v not in (None, "", [])})
 
 
 def field_spec(fcfg: Mapping[str, Any], record_type: str):

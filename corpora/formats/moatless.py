@@ -6,7 +6,8 @@
   from the root to the last terminal node (the last node when none is terminal).
 
 One step per action; ``tool_name`` is the transition name (v1/v2) or the action-arguments class without its
-``Args``/``Arguments`` suffix (v3, e.g. ``FindClass``). The thought is ``thoughts`` / ``scratch_pad``.
+``Args``/``Arguments`` suffix (v3, e.g. ``FindClass``); ``action_text`` is the call rendered as ``Tool({json})``
+(:func:`swemine.corpora.formats.chat.render_call`). The thought is ``thoughts`` / ``scratch_pad``.
 
 Failure flags stay on the step, in a header line that starts the observation, e.g.
 ``[moatless: expect_correction=true fail_reason=string_not_found]`` (v3) or ``[moatless: retry=true]`` /
@@ -21,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from swemine.corpora.formats.base import Format, make_step, make_trajectory, text
+from swemine.corpora.formats.chat import render_call
 from swemine.corpora.inputs import DocSource
 
 _THOUGHT_KEYS = ("thoughts", "scratch_pad")
@@ -117,8 +119,9 @@ class MoatlessV1(Format):
                 obs = flag_header(step_flags) + (text(retry) if retry else render_output(action.get("output")))
                 if step_flags:
                     flags[len(steps)] = step_flags
-                steps.append(make_step(len(steps), thought=thought, tool_name=str(trans.get("name") or ""),
-                                       tool_args=args or None, observation=obs, source_index=t_idx))
+                name = str(trans.get("name") or "")
+                steps.append(make_step(len(steps), thought=thought, tool_name=name, tool_args=args or None,
+                                       action_text=render_call(name, args), observation=obs, source_index=t_idx))
         yield make_trajectory(
             src, self, instance_id=str(info.get("instance_id") or _stem_id(src.uri)), steps=steps,
             model_name=models[0] if models else "", problem_statement=text(doc.get("initial_message")),
@@ -154,8 +157,9 @@ class MoatlessV2(Format):
                 obs = flag_header(step_flags) + (text(retry) if retry else render_output(response.get("output")))
                 if step_flags:
                     flags[len(steps)] = step_flags
-                steps.append(make_step(len(steps), thought=thought, tool_name=str(trans.get("name") or ""),
-                                       tool_args=args or None, observation=obs,
+                name = str(trans.get("name") or "")
+                steps.append(make_step(len(steps), thought=thought, tool_name=name, tool_args=args or None,
+                                       action_text=render_call(name, args), observation=obs,
                                        source_index=trans.get("id") if isinstance(trans.get("id"), int) else t_idx))
         tags = info.get("tags") or []
         instance_id = info.get("instance_id") or (tags[0] if tags and isinstance(tags, list) else "") \
@@ -221,6 +225,7 @@ class MoatlessV3(Format):
             if step_flags:
                 flags[len(steps)] = step_flags
             steps.append(make_step(len(steps), thought=thought, tool_name=tool, tool_args=args or None,
+                                   action_text=render_call(tool, args),
                                    observation=flag_header(step_flags) + text(obs.get("message")),
                                    source_index=node.get("node_id") if isinstance(node.get("node_id"), int) else None))
         last = path[-1] if path else {}

