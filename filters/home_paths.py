@@ -18,8 +18,13 @@ GENERIC_NAMES = frozenset({"user", "users", "root", "runner", "ubuntu", "admin",
                            "vagrant", "node", "app", "dev", "test", "guest", "public", "shared", "default",
                            "jovyan", "codespace", "vscode", "docker"})
 _NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+#: What a personal home folder holds next: a dot-folder, a common personal folder or a per-user tool install.
+#: ``/home/<x>/`` followed by anything else is as often a container's checkout (``/home/fastjson2/core``).
+_HOME_NEXT = (r"(?=/(?:\.|Desktop|Documents|Downloads|projects|Projects|PycharmProjects|repos|github|"
+              r"programming|sandbox|venv|venvs|envs|miniconda3?|anaconda3?|miniforge3?|mambaforge)\b)")
 _PATHS = (
-    re.compile(rf"(?<![\w.-])/(?:Users|home)/({_NAME})"),                       # /Users/alice, /home/alice
+    re.compile(rf"(?<![\w.-])/Users/({_NAME})"),                                  # macOS: always a user's home
+    re.compile(rf"(?<![\w.-])/home/({_NAME}){_HOME_NEXT}"),                       # Linux: when it looks personal
     re.compile(rf"\b[A-Za-z]:(?:\\{{1,2}}|/)Users(?:\\{{1,2}}|/)({_NAME})"),      # C:\Users\alice (also JSON-escaped)
     re.compile(r"(?<![\w.])-(?:Users|home)-([A-Za-z0-9_.]+)(?=-|$|[/\s\"'])"),     # Claude Code project folder names
 )
@@ -37,7 +42,9 @@ def home_user_spans(text: str) -> list[tuple[int, int]]:
             names.add(name)
     for name in names:
         if len(name) >= _MIN_WORD and name.lower() not in GENERIC_NAMES:
-            spans.update(m.span() for m in re.finditer(rf"(?<![\w-]){re.escape(name)}(?![\w-])", text))
+            # the bare word (a prompt, ``whoami`` output), never part of a dotted name or another path
+            pattern = rf"(?<![\w.\-/\\]){re.escape(name)}(?![\w\-/\\]|\.\w)"
+            spans.update(m.span() for m in re.finditer(pattern, text))
     out: list[tuple[int, int]] = []
     for start, end in sorted(spans):
         if not out or start >= out[-1][1]:

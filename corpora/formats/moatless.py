@@ -273,8 +273,10 @@ class MoatlessV0(Format):
                 reasoning = text(args.get("reasoning"))
                 thought, args = split_thought({k: v for k, v in args.items() if k != "reasoning"})
                 states.append(str(loop_step.get("name") or ""))
+                name = str(action.get("name") or "")
                 steps.append(make_step(len(steps), thought=" ".join(t for t in (reasoning, thought) if t),
-                                       tool_name=str(action.get("name") or ""), tool_args=args or None,
+                                       tool_name=name, tool_args=args or None,
+                                       action_text=render_call(name, args) if name else "",
                                        observation=render_output(action.get("output")), source_index=s_idx))
         last_tool = steps[-1]["tool_name"] if steps else ""
         yield make_trajectory(

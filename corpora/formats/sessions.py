@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from swemine.corpora.formats.base import make_step
+from swemine.corpora.formats.chat import render_call
 
 _EXIT_RE = re.compile(r"^\s*(?:Error: )?(?:Exit code|Process exited with code):?\s*(-?\d+)\b")
 
@@ -40,7 +41,7 @@ class SessionSteps:
     def call(self, call_id: str, tool: str, args: Any, action_text: str = "", role: str = "assistant") -> None:
         """A tool call; its result arrives later through :meth:`result` with the same ``call_id``."""
         raw = {"role": role, "thought": "\n\n".join(self.pending), "tool": tool, "args": args,
-               "action": action_text, "obs": "", "exit": None}
+               "action": action_text or render_call(tool, args), "obs": "", "exit": None}
         self.pending = []
         self.raw.append(raw)
         if call_id:

@@ -125,7 +125,8 @@ def test_commands_before_the_problem_whole_file_edits_and_replies_with_output(tm
     assert rejects == [] and t["problem_statement"] == "say hello politely"
     assert [(s["role"], s["tool_name"], s["action_text"], s["observation"]) for s in t["steps"]] == [
         ("user", "", "/add pkg/greet.py", "Added pkg/greet.py to the chat"),
-        ("assistant", "edit", "", "Applied edit to pkg/greet.py"),
+        ("assistant", "edit", 'edit({"content": "def greet():\\n    return \\"Hello, please\\"\\n", "path": "pkg/greet.py"})',
+         "Applied edit to pkg/greet.py"),
         ("user", "", "why?", ""),
         ("assistant", "", "Politeness helps.", "Tokens: 1k sent, 10 received.")]
     assert json.loads(t["steps"][1]["tool_args_json"]) == {"path": "pkg/greet.py",

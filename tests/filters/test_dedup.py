@@ -140,7 +140,8 @@ def test_every_reader_fills_the_trajectory_key(corpus_trajs):
     # every tool call of every harness has an action text (but a shell call whose command is empty: OpenHands
     # sending an empty input line); Moatless renders its calls as Tool({json})
     harnesses = _by(corpus_trajs, "harness")
-    assert set(harnesses) == {"autocoderover", "mini-swe-agent", "moatless", "openhands", "swe-agent", "who-and-when"}
+    assert set(harnesses) == {"aider", "autocoderover", "claude-code", "mini-swe-agent", "moatless", "openhands",
+                              "swe-agent", "who-and-when"}
     for t in corpus_trajs:
         for s in t["steps"]:
             assert not s["tool_name"] or s["action_text"] or json.loads(s["tool_args_json"])["command"] == "", s

@@ -12,7 +12,7 @@ def test_allow_list_is_not_a_suffix_match():
 
 def test_home_folder_user_names_are_scrubbed():
     scanner = SecretScanner()
-    text = "cd /Users/alicesmith/src/app && ls /home/bob/x; whoami -> alicesmith; /home/<USER>/y stays"
+    text = "cd /Users/alicesmith/src/app && ls /home/bob/.cache/x; whoami -> alicesmith; /home/<USER>/y stays"
     out = scanner.scrub(text, scanner.find(text))
     # both path names go, and the whole-word repeat of a 4+ letter name found in a path goes too
-    assert out == "cd /Users/<USER>/src/app && ls /home/<USER>/x; whoami -> <USER>; /home/<USER>/y stays"
+    assert out == "cd /Users/<USER>/src/app && ls /home/<USER>/.cache/x; whoami -> <USER>; /home/<USER>/y stays"
