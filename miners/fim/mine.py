@@ -132,8 +132,7 @@ def _neutral_middle(middle: str, spans: list[tuple[int, int]]) -> tuple[str, lis
 def _special_content(m: Masked, context: list[tuple[str, str]], special_tokens: str) -> tuple[Masked, list, int]:
     """Count the special-token strings in the sample's content; neutralise them, or raise
     :class:`SpecialTokenInContent` when ``special_tokens`` is ``drop``."""
-    texts = [m.prefix, m.middle, m.suffix, m.masked_text, *m.functions, *(c for _, c in context)]
-    n = sum(map(count_special, texts))
+    n = sum(map(count_special, [m.prefix, m.middle, m.suffix, *(c for _, c in context)]))
     if not n:
         return m, context, 0
     if special_tokens == "drop":
