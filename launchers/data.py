@@ -62,7 +62,8 @@ def canonical_family(family: str | None) -> str | None:
 def _is_single_token(tokenizer, token: str) -> bool:
     """``token`` is in the vocabulary AND text containing it encodes it as that one id (not as pieces)."""
     tok_id = tokenizer.convert_tokens_to_ids(token)
-    if tok_id is None or tok_id == tokenizer.unk_token_id or tokenizer.convert_ids_to_tokens(tok_id) != token:
+    unknown = tok_id == tokenizer.unk_token_id and token != tokenizer.unk_token    # (the EOS may double as UNK)
+    if tok_id is None or unknown or tokenizer.convert_ids_to_tokens(tok_id) != token:
         return False
     return tokenizer(f"a{token}b", add_special_tokens=False)["input_ids"].count(tok_id) == 1
 
