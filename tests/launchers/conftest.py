@@ -143,21 +143,29 @@ def tokenizer(sources):
     return train_tokenizer(sources)
 
 
-def tiny_config(vocab_size: int):
+def tiny_config(vocab_size: int, max_positions: int = 1024):
     return transformers.Qwen2Config(vocab_size=vocab_size, hidden_size=64, intermediate_size=128,
                                     num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                                    max_position_embeddings=1024, tie_word_embeddings=True)
+                                    max_position_embeddings=max_positions, tie_word_embeddings=True)
+
+
+def save_tiny_model(d, tokenizer, max_positions: int = 1024):
+    """A saved tiny Qwen2 model + ``tokenizer`` in ``d``: what ``--model`` points at."""
+    torch.manual_seed(0)
+    transformers.Qwen2ForCausalLM(tiny_config(len(tokenizer), max_positions)).save_pretrained(d)
+    tokenizer.save_pretrained(d)
+    return d
 
 
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory, tokenizer):
-    """A saved tiny Qwen2 model + tokenizer: what ``--model`` points at."""
-    torch.manual_seed(0)
-    d = tmp_path_factory.mktemp("tiny-qwen2")
-    model = transformers.Qwen2ForCausalLM(tiny_config(len(tokenizer)))
-    model.save_pretrained(d)
-    tokenizer.save_pretrained(d)
-    return d
+    return save_tiny_model(tmp_path_factory.mktemp("tiny-qwen2"), tokenizer)
+
+
+@pytest.fixture(scope="session")
+def qwen_model_dir(tmp_path_factory, family_tokenizers):
+    """The tiny model with every Qwen2.5-Coder special token (repo-level ones included), 8K positions."""
+    return save_tiny_model(tmp_path_factory.mktemp("tiny-qwen2-repo"), family_tokenizers["qwen2.5-coder"], 8192)
 
 
 @pytest.fixture(scope="session")
