@@ -45,7 +45,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     ds = data.load_part(args.run)
-    (fmt, family), = data._dataset_pairs(ds)
+    (fmt, family), = data.dataset_pairs(ds)
     files = {}
     for r in ds.select_columns(["path", "prefix", "middle", "suffix"]):
         files.setdefault(r["path"], r["prefix"] + r["middle"] + r["suffix"])

@@ -35,7 +35,7 @@ HINTS = {"fim_fields_missing": "no prefix/middle/suffix in these rows (a chat-fo
          "chat_messages_missing": "no messages in these rows (a raw-FIM run? use --format psm, spm or repo)"}
 FORMAT_HINTS = {"repo": "a repo-level row trained as psm/spm loses its cross-file context",
                 "chat": "chat rows have no raw prefix/middle/suffix",
-                "psm": "", "spm": "an SPM row trained as PSM is re-rendered in another order"}
+                "spm": "an SPM row trained as PSM is re-rendered in another order"}
 
 #: The miner's table of FIM sentinels per model family (one source of truth for mining and training).
 FIM_TOKENS: dict[str, FimTokens] = FAMILIES
@@ -385,7 +385,7 @@ def declared_formats(pairs: Iterable[tuple], part: str, kind: str, fmt: str, fam
     want = fmt if kind == "fim" else "chat"
     formats = sorted({f for f, _ in pairs if f})
     if formats and formats != [want]:
-        why = "; ".join(FORMAT_HINTS.get(f, "") for f in formats if FORMAT_HINTS.get(f))
+        why = "; ".join(FORMAT_HINTS[f] for f in formats if f in FORMAT_HINTS)
         fix = f"use --format {formats[0]}" if len(formats) == 1 else "train each format on its own"
         raise DataMismatch(f"--data {part}: the rows are {'/'.join(formats)} format, not --format {want}"
                            f"{f' ({why})' if why else ''}: {fix}")
@@ -400,7 +400,8 @@ def declared_formats(pairs: Iterable[tuple], part: str, kind: str, fmt: str, fam
     return canonical_family(family) or (families[0] if families else None)
 
 
-def _dataset_pairs(ds) -> set:
+def dataset_pairs(ds) -> set:
+    """The ``(format, model_family)`` pairs a ``datasets.Dataset`` declares (``None`` where a column is absent)."""
     cols = [ds[c] if c in ds.column_names else [None] * len(ds) for c in ("format", "model_family")]
     return set(zip(*cols))
 
@@ -510,7 +511,7 @@ def build_documents(parts: dict[str, str], tokenizer, fmt: str, mix: str | None 
     for name, source in parts.items():
         kind = "fim" if name == "fim" else "chat"
         ds = load_part(source)
-        family = declared_formats(_dataset_pairs(ds), name, kind, fmt, fim_family)
+        family = declared_formats(dataset_pairs(ds), name, kind, fmt, fim_family)
         encoder = make_encoder(tokenizer, fmt, kind, family, max_len, weight)
         encoded[name], stats[name] = encode_dataset(ds, encoder, num_proc)
         for reason, n in stats[name].rejected.items():
