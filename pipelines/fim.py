@@ -16,11 +16,12 @@ import re
 import apache_beam as beam
 
 from swemine.corpora.records import Reject, make_reject
-from swemine.miners.fim.formats import FAMILIES, FIM_SCHEMA, FIM_SPLITS, FORMATS
+from swemine.miners.fim.formats import FAMILIES, FIM_SCHEMA, FIM_SPLITS, FORMATS, SPECIAL_POLICIES
 from swemine.miners.fim.mine import (
     EMIT_STAGE,
     MIX_STAGE,
     SELECT_STAGE,
+    SPECIAL_IN_CONTENT,
     FileSelection,
     apply_mixture,
     check_format,
@@ -60,6 +61,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS, default="chat", dest="fim_format")
     parser.add_argument("--model-family", choices=sorted(FAMILIES), default="qwen2.5-coder",
                         help="special tokens for --format psm/spm/repo (repo: qwen2.5-coder or starcoder)")
+    parser.add_argument("--special-tokens", choices=SPECIAL_POLICIES, default="neutralise",
+                        help="content holding any family's special-token strings (counted as "
+                             "special_token_in_content): neutralise them (a zero-width space after the first "
+                             "character) or drop the sample")
     parser.add_argument("--in-file-only", action="store_true",
                         help="no cross-file edges: reproduce the published per-file graph exactly")
     parser.add_argument("--mixture", default="0.8,0.15,0.05",
@@ -149,14 +154,20 @@ class _Mix(beam.DoFn):
             yield key, kept
 
 
-def _emit_factory(fmt: str, family: str, config_hash: str, max_context_chars: int):
+def _emit_factory(fmt: str, family: str, config_hash: str, max_context_chars: int, special_tokens: str):
+    counters = Counters(EMIT_STAGE)
+
     def emit(kv):
         _, grouped = kv
         sels, files = list(grouped["sel"])[:1], list(grouped["src"])[:1]   # a repo listed twice: once
         context = dict(grouped.get("ctx", ()))
+        tally: dict[str, int] = {}
         for sel in sels:
             for src in files:
-                yield from emit_samples(src, sel, fmt, family, config_hash, context, max_context_chars)
+                yield from emit_samples(src, sel, fmt, family, config_hash, context, max_context_chars,
+                                        special_tokens, tally)
+        for name, n in tally.items():
+            counters.inc(f"info.{name}", n)
     return emit
 
 
@@ -218,10 +229,10 @@ def build(p, ctx) -> Built:
         sources["ctx"] = ({"req": requests, "src": keyed_files} | "JoinContext" >> beam.CoGroupByKey()
                           | "RouteContext" >> beam.FlatMap(_route_context))
     joined = sources | "JoinContent" >> beam.CoGroupByKey()
-    rows, emit_rej, _ = apply_stage(joined, EMIT_STAGE, lambda: _emit_factory(
-        c["format"], c["model_family"], ctx.config_hash, cfg.repo_context_chars), fanout=True)
+    rows, emit_rej, emit_filtered = apply_stage(joined, EMIT_STAGE, lambda: _emit_factory(
+        c["format"], c["model_family"], ctx.config_hash, cfg.repo_context_chars, c["special_tokens"]), fanout=True)
     stage_rejects = [("read", read_rej), ("parse", parse_rej), ("emit", emit_rej)]
-    filtered = [source_filtered, sel_filtered, mixed[FILTERED]]
+    filtered = [source_filtered, sel_filtered, mixed[FILTERED], emit_filtered]
     if c.get("llm"):
         rows, llm_rej, llm_filtered = apply_stage(rows, RATIONALE_STAGE, lambda: _rationale_factory(c["llm"]))
         stage_rejects.append(("rationale", llm_rej))
@@ -266,7 +277,9 @@ def summarize(output: str, stages: dict) -> dict:
               "selected_singles": info.get("selected_single_function", 0),
               "selected_pairs": info.get("selected_function_pair", 0),
               "selected_triples": info.get("selected_function_triple", 0),
-              "samples": len(cols["fim_split"])}
+              "samples": len(cols["fim_split"]),
+              SPECIAL_IN_CONTENT: sum(stages.get(EMIT_STAGE, {}).get(k, {}).get(SPECIAL_IN_CONTENT, 0)
+                                      for k in ("info", "filtered"))}
     print("fim: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
     return {"fim_counts": counts, "fim_distribution": dist}
 
@@ -274,15 +287,15 @@ def summarize(output: str, stages: dict) -> dict:
 def build_spec(repos: list[str] | None = None, fmt: str = "chat", family: str = "qwen2.5-coder",
                cfg: FimConfig | None = None, max_file_bytes: int = 1 << 20,
                num_buckets: int | None = None, llm: dict | None = None,
-               filters: dict | None = None) -> PipelineSpec:
+               filters: dict | None = None, special_tokens: str = "neutralise") -> PipelineSpec:
     """The ``fim`` pipeline over ``repos`` (default: the standard library); ``llm`` (the ``LLM_KEYS``
     settings) turns on the rationale + critic stage for chat samples."""
-    check_format(fmt, family)
+    check_format(fmt, family, special_tokens)
     if llm and fmt != "chat":
         raise ValueError("the rationale stage needs --format chat")
     cfg = cfg or FimConfig()
     config = {"repos": list(repos or ["stdlib"]), "format": fmt, "model_family": family if fmt != "chat" else "",
-              "fim": dataclasses.asdict(cfg), "max_file_bytes": max_file_bytes, "filters": dict(filters or {})}
+              "fim": dataclasses.asdict(cfg), "max_file_bytes": max_file_bytes, "filters": dict(filters or {}), "special_tokens": special_tokens}
     if llm:
         config["llm"] = dict(llm)
     return PipelineSpec(name="fim", config=config, outputs={OUTPUT: FIM_SCHEMA}, build=build,
@@ -300,4 +313,4 @@ def spec_from_args(args: argparse.Namespace) -> PipelineSpec:
     cfg = FimConfig(cross_file=not args.in_file_only, mixture=_mixture(args.mixture))
     llm = {k: getattr(args, k) for k in LLM_KEYS} if args.rationale else None
     return build_spec(args.repos or args.input, args.fim_format, args.model_family, cfg, args.max_file_bytes,
-                      args.shards, llm, filters=filter_config_from_args(args))
+                      args.shards, llm, filters=filter_config_from_args(args), special_tokens=args.special_tokens)
