@@ -30,6 +30,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 from swemine.corpora.inputs import expand_inputs, read_bytes  # noqa: E402
 from swemine.pipelines import runner, trajectories  # noqa: E402
+from swemine.pipelines.configs import TrajectoriesJob  # noqa: E402
 
 TRAJECTORY_FOLDERS = ("moatless", "swe-agent", "mini-swe-agent", "openhands", "autocoderover", "who-and-when")
 TARGET = 0.5
@@ -92,7 +93,7 @@ def floor(root: pathlib.Path) -> int:
 
 def pipeline(root: pathlib.Path, out: pathlib.Path) -> dict:
     """Run the real trajectories pipeline over ``root`` into ``out``; returns the manifest."""
-    spec = trajectories.build_spec([str(root)])
+    spec = trajectories.build_spec(TrajectoriesJob(inputs=(str(root),)))
     return runner.execute(spec, str(out), ["--direct_num_workers=1"], force=True)
 
 

@@ -70,11 +70,13 @@ class _NearResolve(beam.DoFn):
     the records by component is needed.
     """
 
+    stage = NEAR_STAGE
+
     def __init__(self, record_type: str, cfg: DedupConfig):
         self.record_type, self.cfg = record_type, cfg
 
     def setup(self):
-        self.counters = Counters(NEAR_STAGE)
+        self.counters = Counters(self.stage)
 
     def process(self, kv):
         rid, grouped = kv
