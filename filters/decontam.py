@@ -20,6 +20,7 @@ count once), so many leaked copies of one problem statement do not make it "boil
 """
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -184,7 +185,13 @@ class Decontaminator:
                     self.numbers.setdefault((repo, int(item.number)), i)
         self.grey = {self.canon.canonical(r) for r in cfg.grey_repos}
         self.index = ContentIndex.build(self.items, cfg) if "content" in cfg.levels else None
-        self.boilerplate = set(boilerplate)
+        self.boilerplate = frozenset(boilerplate)
+
+    def with_boilerplate(self, features: Iterable[str]) -> Decontaminator:
+        """This decontaminator (sharing its indexes) with ``features`` as the corpus boilerplate to ignore."""
+        other = copy.copy(self)
+        other.boilerplate = frozenset(features)
+        return other
 
     # -- evidence helpers -------------------------------------------------------------------------------
     def _item_ev(self, i: int) -> dict[str, Any]:
@@ -365,7 +372,7 @@ def decontaminate(records: Iterable[dict], record_type: str, bench: BenchmarkSet
     for feats in docs.values():
         for f in feats:
             counts[f] = counts.get(f, 0) + 1
-    probe.boilerplate = boilerplate_features(counts, len(docs), probe.cfg)
+    probe = probe.with_boilerplate(boilerplate_features(counts, len(docs), probe.cfg))
     fn = probe.stage_fn(record_type, spec)
     kept, dropped = [], []
     for rec in records:

@@ -17,7 +17,6 @@ from typing import Any
 
 import apache_beam as beam
 
-from swemine.corpora.records import make_filtered
 from swemine.filters.dedup import (
     EXACT_STAGE,
     NEAR_STAGE,
@@ -26,8 +25,8 @@ from swemine.filters.dedup import (
     connected_components,
     dedup_text,
     keep_one,
-    near_evidence,
     record_bands,
+    resolve_near,
 )
 from swemine.filters.fields import FieldSpec, spec_for
 from swemine.filters.text import exact_key
@@ -64,11 +63,8 @@ def _components_with_sizes(edges):
 
 
 class _NearResolve(beam.DoFn):
-    """``(id, {rec, comp})`` → keep the record when it is its component's smallest id, else ``Filtered``.
-
-    The component id is the smallest member id, which is also the keep-one tie-break, so no second shuffle of
-    the records by component is needed.
-    """
+    """``(id, {rec, comp})`` → :func:`swemine.filters.dedup.resolve_near`, counted (the component id is the
+    smallest member id, also the keep-one tie-break, so no second shuffle of the records by component is needed)."""
 
     stage = NEAR_STAGE
 
@@ -81,19 +77,9 @@ class _NearResolve(beam.DoFn):
     def process(self, kv):
         rid, grouped = kv
         recs = list(grouped["rec"])
-        comps = list(grouped["comp"])
-        cid, size = comps[0] if comps else (rid, 1)
         self.counters.inc("in", len(recs))
-        ev = {**near_evidence(cid, self.cfg), "kept_record_id": cid, "group_size": size}
-        if rid == cid:
-            first, *rest = keep_one(recs, NEAR_STAGE, "near_duplicate", self.record_type, ev)
-            self.counters.inc("out")
-            yield first
-        else:
-            rest = [make_filtered(NEAR_STAGE, "near_duplicate", r, self.record_type, ev) for r in recs]
-        for f in rest:
-            self.counters.inc("filtered.near_duplicate")
-            yield beam.pvalue.TaggedOutput(FILTERED, dict(f))
+        yield from route(self.counters, resolve_near(rid, recs, next(iter(grouped["comp"]), None), self.cfg,
+                                                     self.record_type))
 
 
 class Dedup(beam.PTransform):

@@ -100,9 +100,8 @@ class _DecontamDoFn(StageDoFn):
         self._decon, self._fn = self._fn, None
 
     def process(self, element, boilerplate=()):
-        if self._fn is None:
-            self._decon.boilerplate = set(boilerplate)
-            self._fn = self._decon.stage_fn(self.record_type, self.spec)
+        if self._fn is None:       # the side input arrives with the first element: bind it once, per worker
+            self._fn = self._decon.with_boilerplate(boilerplate).stage_fn(self.record_type, self.spec)
         yield from super().process(element)
 
 
