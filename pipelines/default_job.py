@@ -14,16 +14,17 @@ from swemine.corpora.samples import sample_root
 from swemine.pipelines.configs import ErrorsJob, FilterConfig, FimJob, LocalizationJob, TrajectoriesJob
 
 
-def default_jobs(root: str | None = None) -> list[tuple[str, str, object]]:
-    """``(folder, job name, config dataclass)`` for every step of the default job, in order."""
+def default_jobs(root: str | None = None) -> list[tuple[str, object]]:
+    """``(job name, config dataclass)`` for every step of the default job, in order; each step runs into
+    ``<output>/<job name>``."""
     root = root or sample_root()
     trajs = (os.path.join(root, "trajectories"),)
     tasks = (os.path.join(root, "tasks"),)
     filters = FilterConfig(benchmark=(f"sample-eval={os.path.join(root, 'benchmarks', 'sample_eval.jsonl')}",),
                            decontam_levels="instance,content", scrub_secrets="scrub")
     return [
-        ("trajectories", "trajectories", TrajectoriesJob(inputs=trajs, tasks=tasks, filters=filters)),
-        ("localization", "localization", LocalizationJob(inputs=trajs, tasks=tasks, filters=filters)),
-        ("errors", "errors", ErrorsJob(inputs=trajs, tasks=tasks, filters=filters)),
-        ("fim", "fim", FimJob(repos=("stdlib",), filters=FilterConfig(license_allow="permissive", dedup="exact"))),
+        ("trajectories", TrajectoriesJob(inputs=trajs, tasks=tasks, filters=filters)),
+        ("localization", LocalizationJob(inputs=trajs, tasks=tasks, filters=filters)),
+        ("errors", ErrorsJob(inputs=trajs, tasks=tasks, filters=filters)),
+        ("fim", FimJob(repos=("stdlib",), filters=FilterConfig(license_allow="permissive", dedup="exact"))),
     ]

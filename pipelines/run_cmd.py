@@ -77,9 +77,9 @@ def _run_default(output: str, beam_args: list[str], force: bool) -> int:
     from swemine.pipelines.default_job import default_jobs
 
     status = 0
-    for folder, name, job in default_jobs():
-        manifest = run_job(name, job, os.path.join(output, folder), beam_args, force)
-        print(f"\n## {folder}")
+    for name, job in default_jobs():
+        manifest = run_job(name, job, os.path.join(output, name), beam_args, force)
+        print(f"\n## {name}")
         summarize(manifest)
         status |= 1 if manifest.get("balance_problems") else 0
     path, report = write_report(output)

@@ -9,8 +9,7 @@ from swemine.manifests.shards import read_rows
 from swemine.miners.localization.mine import LOCALIZATION_SCHEMA
 from swemine.miners.tasks.history import patch_applies
 from swemine.pipelines.cli import main
-from tests.gitutil import git
-from tests.miners.tasks.history_repo import build_history, build_shapes, write_issues
+from tests.gitutil import build_history, build_shapes, git, write_issues
 
 PROJECT = pathlib.Path(__file__).resolve().parents[2]
 IN_GIT = subprocess.run(["git", "-C", str(PROJECT), "rev-parse", "HEAD"], capture_output=True).returncode == 0
