@@ -25,7 +25,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from swemine.corpora.records import Filtered, make_filtered
+from swemine.corpora.records import Filtered
 from swemine.filters.benchmarks import BenchmarkItem, BenchmarkSet
 from swemine.filters.canon import RepoCanon, parse_instance_id
 from swemine.filters.fields import FieldSpec, first_value, get_path, iter_texts, spec_for
@@ -39,6 +39,7 @@ from swemine.filters.text import (
     word_ngrams,
     words,
 )
+from swemine.filters.verdict import Verdict, filter_stage
 
 STAGE = "decontam"
 LEVELS = ("instance", "repo", "temporal", "content")
@@ -349,14 +350,11 @@ class Decontaminator:
         """A stage function ``record -> [record | Filtered]`` for :func:`swemine.pipelines.stage.apply_stage`."""
         spec = spec or spec_for(record_type)
 
-        def fn(record: dict) -> list[dict | Filtered]:
+        def judge(record: dict) -> Verdict:
             hit = self.check(record, spec)
-            if hit is None:
-                return [self.annotate(record, spec)]
-            reason, ev = hit
-            return [make_filtered(STAGE, reason, record, record_type, ev)]
+            return Verdict(self.annotate(record, spec)) if hit is None else Verdict(record, *hit)
 
-        return fn
+        return filter_stage(STAGE, record_type, judge)
 
 
 def decontaminate(records: Iterable[dict], record_type: str, bench: BenchmarkSet, cfg: DecontamConfig | None = None,
