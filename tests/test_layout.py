@@ -111,3 +111,13 @@ def test_wheel_installs_only_the_swemine_namespace(tmp_path):
     assert entries == ["swemine", "swemine-0.1.0.dist-info"]
     assert (target / "swemine" / "pipelines" / "cli.py").exists()
     assert (target / "swemine" / "corpora" / "samples").is_dir()
+
+
+def test_nothing_below_the_cli_imports_it():
+    """The Beam layer and the configs never import the command-line modules (``cli``, ``run_cmd``, ``*_cmd``)."""
+    modules = _module_files()
+    cli = {m for m in modules if m.startswith("swemine.pipelines.") and
+           (m.endswith("_cmd") or m in ("swemine.pipelines.cli",))} | {"swemine.__main__"}
+    assert "swemine.pipelines.run_cmd" in cli and "swemine.pipelines.inspect_cmd" in cli
+    upward = {(m, t) for m, path in modules.items() if m not in cli for t in _imports(m, path, modules) if t in cli}
+    assert upward == set()
