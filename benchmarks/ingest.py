@@ -32,6 +32,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 from swemine.corpora.inputs import expand_inputs, read_bytes  # noqa: E402
 from swemine.pipelines import runner, trajectories  # noqa: E402
+from swemine.pipelines.configs import FilterConfig, TrajectoriesJob  # noqa: E402
 
 TRAJECTORY_FOLDERS = ("moatless", "swe-agent", "mini-swe-agent", "openhands", "autocoderover", "who-and-when")
 TARGET = 0.5
@@ -95,7 +96,8 @@ def floor(root: pathlib.Path) -> int:
 def pipeline(root: pathlib.Path, out: pathlib.Path, scrub: bool = False) -> dict:
     """Run the real trajectories pipeline over ``root`` into ``out`` (scrubbing secrets or not); returns the
     manifest."""
-    spec = trajectories.build_spec([str(root)], filters={"secrets": "scrub" if scrub else "off"})
+    spec = trajectories.build_spec(TrajectoriesJob(inputs=(str(root),),
+                                                   filters=FilterConfig(scrub_secrets="scrub" if scrub else "off")))
     return runner.execute(spec, str(out), ["--direct_num_workers=1"], force=True)
 
 

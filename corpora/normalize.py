@@ -182,6 +182,13 @@ def apply_task(traj: dict, task: dict | None) -> dict:
     return out
 
 
+def join_instance(instance_id: str, trajs: Iterable[dict], labels: Iterable[dict], task: dict | None) -> dict:
+    """One instance's group: its trajectories with run labels and the task applied, and the task itself."""
+    labels = list(labels)
+    return {"instance_id": instance_id, "task": task,
+            "trajs": [apply_task(apply_labels(t, labels), task) for t in trajs]}
+
+
 def normalize_paths(inputs: list[str], tasks: dict[str, dict] | None = None, follow_symlinks: bool = False
                     ) -> tuple[list[dict], list[dict]]:
     """Read ``inputs`` without Beam: returns ``(trajectories, rejects)`` with labels and tasks joined."""

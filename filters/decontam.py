@@ -21,17 +21,19 @@ runs of one instance count once), so many leaked copies of one problem statement
 """
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from swemine.corpora.records import Filtered, make_filtered
+from swemine.corpora.records import Filtered
 from swemine.filters.benchmarks import BenchmarkSet
 from swemine.filters.canon import RepoCanon, parse_instance_id
 from swemine.filters.evidence import PATCH_FIELDS, ContentIndex, EvidenceConfig, evidence_fields
 from swemine.filters.fields import FieldSpec, first_value, get_path, iter_texts, spec_for
 from swemine.filters.minhash import jaccard
 from swemine.filters.text import identifier_tokens
+from swemine.filters.verdict import Verdict, filter_stage
 
 STAGE = "decontam"
 LEVELS = ("instance", "repo", "temporal", "content")
@@ -93,7 +95,13 @@ class Decontaminator:
                     self.numbers.setdefault((repo, int(item.number)), i)
         self.grey = {self.canon.canonical(r) for r in cfg.grey_repos}
         self.index = ContentIndex.build(self.items, cfg) if "content" in cfg.levels else None
-        self.boilerplate = set(boilerplate)
+        self.boilerplate = frozenset(boilerplate)
+
+    def with_boilerplate(self, features: Iterable[str]) -> Decontaminator:
+        """This decontaminator (sharing its indexes) with ``features`` as the corpus boilerplate to ignore."""
+        other = copy.copy(self)
+        other.boilerplate = frozenset(features)
+        return other
 
     # -- evidence helpers -------------------------------------------------------------------------------
     def _item_ev(self, i: int) -> dict[str, Any]:
@@ -236,18 +244,16 @@ class Decontaminator:
         """A stage function ``record -> [record | Filtered]`` for :func:`swemine.pipelines.stage.apply_stage`."""
         spec = spec or spec_for(record_type)
 
-        def fn(record: dict, found: Mapping[str, str] | None = None) -> list[dict | Filtered]:
+        def judge(record: dict, found: Mapping[str, str] | None = None) -> Verdict:
             hit = self.check(record, spec, found)
-            if hit is None:
-                return [self.annotate(record, spec)]
-            reason, ev = hit
-            return [make_filtered(STAGE, reason, record, record_type, ev)]
+            return Verdict(self.annotate(record, spec)) if hit is None else Verdict(record, *hit)
 
-        return fn
+        return filter_stage(STAGE, record_type, judge)
 
 
-def fit_boilerplate(probe: Decontaminator, records: list[dict], spec: FieldSpec) -> list[dict[str, str]]:
-    """Learn ``probe.boilerplate`` from ``records`` (features in too many distinct documents); return each
+def fit_boilerplate(probe: Decontaminator, records: list[dict], spec: FieldSpec
+                    ) -> tuple[Decontaminator, list[dict[str, str]]]:
+    """``probe`` with the boilerplate learned from ``records`` (features in too many distinct documents), and each
     record's content features, so checking them costs no second pass over the text."""
     found = [probe.found(rec, spec) for rec in records]
     docs: dict[str, set[str]] = {}
@@ -257,8 +263,7 @@ def fit_boilerplate(probe: Decontaminator, records: list[dict], spec: FieldSpec)
     for feats in docs.values():
         for f in feats:
             counts[f] = counts.get(f, 0) + 1
-    probe.boilerplate = boilerplate_features(counts, len(docs), probe.cfg)
-    return found
+    return probe.with_boilerplate(boilerplate_features(counts, len(docs), probe.cfg)), found
 
 
 def decontaminate(records: Iterable[dict], record_type: str, bench: BenchmarkSet, cfg: DecontamConfig | None = None,
@@ -266,8 +271,7 @@ def decontaminate(records: Iterable[dict], record_type: str, bench: BenchmarkSet
     """Plain-Python run over a list: boilerplate learned from ``records``, then every record checked."""
     records = list(records)
     spec = spec or spec_for(record_type)
-    probe = Decontaminator(bench, cfg, canon)
-    found = fit_boilerplate(probe, records, spec)
+    probe, found = fit_boilerplate(Decontaminator(bench, cfg, canon), records, spec)
     fn = probe.stage_fn(record_type, spec)
     kept, dropped = [], []
     for rec, feats in zip(records, found):

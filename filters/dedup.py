@@ -121,6 +121,18 @@ def keep_one(records: Iterable[dict], stage: str, reason: str, record_type: str,
     return [kept] + [make_filtered(stage, reason, r, record_type, ev) for r in recs[1:]]
 
 
+def resolve_near(record_id: str, records: list[dict], component: tuple[str, int] | None, cfg: DedupConfig,
+                 record_type: str) -> list[dict | Filtered]:
+    """The near-dup decision for the copies of one record id, given its component ``(component id, size)``
+    (``None``: a singleton). The component id is the smallest member id, so the record whose id it is wins,
+    the same rule as :func:`keep_one`; every other member is ``Filtered`` naming the kept id."""
+    cid, size = component or (record_id, 1)
+    ev = {**near_evidence(cid, cfg), "kept_record_id": cid, "group_size": size}
+    if record_id == cid:
+        return keep_one(records, NEAR_STAGE, "near_duplicate", record_type, ev)
+    return [make_filtered(NEAR_STAGE, "near_duplicate", r, record_type, ev) for r in records]
+
+
 def dedup_records(records: Iterable[dict], record_type: str, cfg: DedupConfig | None = None,
                   spec: FieldSpec | None = None, stats: dict[str, int] | None = None
                   ) -> tuple[list[dict], list[Filtered]]:

@@ -24,6 +24,7 @@ from swemine.corpora.records import Filtered, make_filtered
 from swemine.filters.dedup import dedup_text, has_key
 from swemine.filters.fields import spec_for
 from swemine.filters.text import exact_key
+from swemine.filters.verdict import Verdict, filter_stage
 
 STAGE = "quality"
 TRAJECTORY_SPEC = spec_for("trajectory")
@@ -102,13 +103,11 @@ def quality_stage_fn(record_type: str = "trajectory", cfg: QualityConfig | None 
     """Stage function for the per-record rules."""
     cfg = cfg or QualityConfig()
 
-    def fn(traj: dict) -> list[dict | Filtered]:
+    def judge(traj: dict) -> Verdict:
         hit = check_quality(traj, cfg)
-        if hit is None:
-            return [traj]
-        return [make_filtered(STAGE, hit[0], traj, record_type, hit[1])]
+        return Verdict(traj) if hit is None else Verdict(traj, *hit)
 
-    return fn
+    return filter_stage(STAGE, record_type, judge)
 
 
 def action_key(traj: dict, min_words: int = QualityConfig.min_action_words) -> str:

@@ -32,10 +32,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from swemine.corpora.records import Filtered, make_filtered
 from swemine.filters.fields import FieldSpec
 from swemine.filters.home_paths import PLACEHOLDER as HOME_PLACEHOLDER
 from swemine.filters.home_paths import home_user_spans
+from swemine.filters.verdict import Verdict, filter_stage
 
 STAGE = "secrets"
 #: Line-based detect-secrets plugins: off by default (false positives on code: hashes, SHAs, test passwords).
@@ -368,17 +368,16 @@ def secrets_stage_fn(record_type: str, cfg: SecretsConfig | None = None, spec: F
     cfg = cfg or SecretsConfig()
     scanner = SecretScanner(cfg)
 
-    def fn(record: dict) -> list[dict | Filtered]:
+    def judge(record: dict) -> Verdict:
         scrubbed, evidence = scrub_record(record, scanner, spec)
         if not evidence:
-            return [record]
+            return Verdict(record)
         counts: dict[str, int] = {}
         for e in evidence:
             counts[e["label"]] = counts.get(e["label"], 0) + 1
         if cfg.mode == "drop":
             reason = "secret" if any(e["kind"] == "secret" for e in evidence) else "pii"
-            return [make_filtered(STAGE, reason, scrubbed, record_type,
-                                  {"rule": reason, "counts": counts, "findings": evidence[:20]})]
-        return [_with_counts(scrubbed, counts)]
+            return Verdict(scrubbed, reason, {"rule": reason, "counts": counts, "findings": evidence[:20]})
+        return Verdict(_with_counts(scrubbed, counts))
 
-    return fn
+    return filter_stage(STAGE, record_type, judge)

@@ -9,7 +9,6 @@ import datetime as _dt
 import hashlib
 import json
 import os
-import subprocess
 import time
 from collections.abc import Iterable, Mapping
 from importlib import metadata
@@ -17,6 +16,7 @@ from typing import Any
 
 import fsspec
 
+from swemine.corpora.git import resolve_commit
 from swemine.corpora.records import sha256_file
 
 MANIFEST_NAME = "manifest.json"
@@ -38,12 +38,7 @@ def package_version() -> str:
 
 def git_commit(path: str | None = None) -> str:
     """The swemine checkout's commit, or "" when not run from a git checkout."""
-    here = path or os.path.dirname(os.path.abspath(__file__))
-    try:
-        out = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return out.stdout.strip() if out.returncode == 0 else ""
+    return resolve_commit(path or os.path.dirname(os.path.abspath(__file__)))
 
 
 def stage_counters(counters: Iterable[tuple[str, int]]) -> dict[str, dict[str, Any]]:
@@ -64,13 +59,17 @@ def stage_counters(counters: Iterable[tuple[str, int]]) -> dict[str, dict[str, A
 
 
 def balance_problems(stages: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Stages whose ``in`` does not equal ``out + rejected + filtered`` (fan-out stages set ``info.fanout``)."""
+    """Stages whose counts do not balance: ``in = out + rejected + filtered``, or for fan-out stages (which set
+    ``info.fanout``) ``in <= out + rejected + filtered + info.empty``: every input yielded at least one result
+    or was counted as empty."""
     problems = []
     for name, s in stages.items():
-        if s.get("info", {}).get("fanout"):
-            continue
+        info = s.get("info", {})
         total = s["out"] + sum(s["rejected"].values()) + sum(s["filtered"].values())
-        if s["in"] != total:
+        if info.get("fanout"):
+            if s["in"] > total + info.get("empty", 0):
+                problems.append(f"{name}: in={s['in']} > out+rejected+filtered+empty={total + info.get('empty', 0)}")
+        elif s["in"] != total:
             problems.append(f"{name}: in={s['in']} != out+rejected+filtered={total}")
     return problems
 

@@ -102,8 +102,7 @@ def calibrate(bench: BenchmarkSet, clean: list[dict], cfg: DecontamConfig, per_k
     plants = make_plants(bench, clean, per_kind, seed)
     records = clean + [p for _, _, p in plants]
     spec = spec_for("trajectory")
-    probe = Decontaminator(bench, cfg)
-    found = fit_boilerplate(probe, records, spec)
+    probe, found = fit_boilerplate(Decontaminator(bench, cfg), records, spec)
     drops = {}
     for rec, feats in zip(records, found):
         hit = probe.check(rec, spec, feats if probe.index is not None else None)

@@ -19,7 +19,6 @@ from typing import Any
 
 import apache_beam as beam
 
-from swemine.corpora.records import make_filtered
 from swemine.filters.dedup import (
     EMPTY_KEY,
     EXACT_STAGE,
@@ -29,8 +28,8 @@ from swemine.filters.dedup import (
     connected_components,
     exact_group_key,
     keep_one,
-    near_evidence,
     record_bands,
+    resolve_near,
 )
 from swemine.filters.fields import FieldSpec, spec_for
 from swemine.pipelines.stage import FILTERED, Counters, route
@@ -68,34 +67,23 @@ def _components_with_sizes(edges):
 
 
 class _NearResolve(beam.DoFn):
-    """``(id, {rec, comp})`` → keep the record when it is its component's smallest id, else ``Filtered``.
+    """``(id, {rec, comp})`` → :func:`swemine.filters.dedup.resolve_near`, counted (the component id is the
+    smallest member id, also the keep-one tie-break, so no second shuffle of the records by component is needed)."""
 
-    The component id is the smallest member id, which is also the keep-one tie-break, so no second shuffle of
-    the records by component is needed.
-    """
+    stage = NEAR_STAGE
 
     def __init__(self, record_type: str, cfg: DedupConfig):
         self.record_type, self.cfg = record_type, cfg
 
     def setup(self):
-        self.counters = Counters(NEAR_STAGE)
+        self.counters = Counters(self.stage)
 
     def process(self, kv):
         rid, grouped = kv
         recs = list(grouped["rec"])
-        comps = list(grouped["comp"])
-        cid, size = comps[0] if comps else (rid, 1)
         self.counters.inc("in", len(recs))
-        ev = {**near_evidence(cid, self.cfg), "kept_record_id": cid, "group_size": size}
-        if rid == cid:
-            first, *rest = keep_one(recs, NEAR_STAGE, "near_duplicate", self.record_type, ev)
-            self.counters.inc("out")
-            yield first
-        else:
-            rest = [make_filtered(NEAR_STAGE, "near_duplicate", r, self.record_type, ev) for r in recs]
-        for f in rest:
-            self.counters.inc("filtered.near_duplicate")
-            yield beam.pvalue.TaggedOutput(FILTERED, dict(f))
+        yield from route(self.counters, resolve_near(rid, recs, next(iter(grouped["comp"]), None), self.cfg,
+                                                     self.record_type))
 
 
 class _Bands(beam.DoFn):

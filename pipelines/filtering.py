@@ -1,20 +1,13 @@
-"""Filters for every ``swemine run`` pipeline: CLI flags, a JSON filter config, one Beam helper, the report.
+"""The filter chain of every ``swemine run`` job as one Beam transform, and the contamination report hook.
 
-API (what a pipeline module calls)::
+API (what a job module calls; the flags are :class:`swemine.pipelines.configs.FilterConfig`)::
 
-    from swemine.pipelines.filtering import add_filter_arguments, filter_config_from_args, apply_filters, \
-        contamination_summarizer
-
-    def add_arguments(parser):                       # in the pipeline module
-        ...; add_filter_arguments(parser)
-
-    def spec_from_args(args):
-        config = {..., "filters": filter_config_from_args(args)}     # a JSON dict: part of the config hash
-        ...
+    def build_spec(job):
+        config = job.resolve()                    # config["filters"] = job.filters.resolve(): a JSON dict
         def build(p, ctx):
-            records = ...                                            # a PCollection of records of one type
-            kept, filtered = apply_filters(records, "fim", ctx.config["filters"], label="Fim")
-            return Built(outputs={"fim/train": kept}, rejects=[...], filtered=[filtered, ...])
+            records = ...                         # a PCollection of records of one type
+            kept, filtered = apply_filters(records, "fim", config["filters"], label="Fim")
+            return Built(outputs={FIM: kept}, rejects=[...], filtered=[filtered, ...])
         return PipelineSpec(..., summarize=contamination_summarizer(config["filters"]))
 
 ``apply_filters(pcoll, record_type, filter_config, ctx=None, label="")`` runs, in order and each only when
@@ -35,13 +28,8 @@ it reads the ``decontam`` drops from ``filtered/`` and writes ``contamination_re
 """
 from __future__ import annotations
 
-import argparse
-import csv
 import dataclasses
-import hashlib
-import io
 import json
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -49,11 +37,10 @@ import apache_beam as beam
 
 from swemine.corpora.records import FILTERED_SCHEMA
 from swemine.filters.benchmarks import load_benchmarks
-from swemine.filters.canon import RepoCanon, normalize_repo, read_alias_table, root_commits
-from swemine.filters.decontam import LEVELS, DecontamConfig, Decontaminator, boilerplate_features, doc_key
+from swemine.filters.canon import RepoCanon
 from swemine.filters.decontam import STAGE as DECONTAM_STAGE
+from swemine.filters.decontam import DecontamConfig, Decontaminator, boilerplate_features, doc_key
 from swemine.filters.dedup import DedupConfig
-from swemine.filters.evidence import EvidenceConfig
 from swemine.filters.fields import spec_for
 from swemine.filters.license import PERMISSIVE, LicenseConfig, license_stage_fn
 from swemine.filters.quality import GROUP_STAGE, QualityConfig, instance_key, quality_stage_fn, select_per_instance
@@ -61,129 +48,8 @@ from swemine.filters.report import contamination_rows, write_contamination_repor
 from swemine.filters.secrets import SecretScanner, SecretsConfig, scrub_row, secrets_stage_fn
 from swemine.manifests.shards import read_rows
 from swemine.pipelines.dedup_stage import Dedup
-from swemine.pipelines.runner import FILTERED_PREFIX
+from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
 from swemine.pipelines.stage import FILTERED, REJECTS, Counters, StageDoFn, apply_stage, route
-
-
-# -- CLI ------------------------------------------------------------------------------------------------------
-def _levels_arg(value: str) -> str:
-    levels = [x.strip() for x in value.split(",") if x.strip()]
-    unknown = sorted(set(levels) - set(LEVELS))
-    if unknown:
-        raise argparse.ArgumentTypeError(f"unknown level(s) {unknown}; choose from {', '.join(LEVELS)}")
-    return ",".join(levels)
-
-
-def _bounded(kind: type, low: float, high: float | None = None):
-    """An argparse type: a ``kind`` number in ``[low, high]``."""
-    def parse(value: str):
-        try:
-            number = kind(value)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
-        if number < low or (high is not None and number > high):
-            raise argparse.ArgumentTypeError(f"{value} is outside [{low}, {'inf' if high is None else high}]")
-        return number
-    return parse
-
-
-def threshold_arg(value: str) -> tuple[str, float]:
-    """``NAME=VALUE`` for a field of :class:`EvidenceConfig` (the content level's thresholds)."""
-    known = {f.name for f in dataclasses.fields(EvidenceConfig)}
-    name, _, number = value.partition("=")
-    if name not in known:
-        raise argparse.ArgumentTypeError(f"unknown threshold {name!r}; choose from {', '.join(sorted(known))}")
-    try:
-        return name, float(number) if "." in number else int(number)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{value}: not a number") from exc
-
-
-def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
-    """The filter flags every ``swemine run`` pipeline accepts."""
-    g = parser.add_argument_group("filters")
-    g.add_argument("--benchmark", action="append", default=[], metavar="[NAME=]PATH_OR_HUB_ID",
-                   help="benchmark reference to decontaminate against (repeatable): SWE-bench family, HumanEval, "
-                        "MBPP, APPS, DS-1000, LiveCodeBench; local JSON/JSONL/Parquet or a Hub dataset id[:split]")
-    g.add_argument("--decontam-levels", default=",".join(LEVELS), type=_levels_arg,
-                   help="comma list of instance,repo,temporal,content (default: all)")
-    g.add_argument("--cutoff-date", default="", help="drop records dated on/after this ISO date (temporal level)")
-    g.add_argument("--undated", choices=("keep", "drop"), default="keep",
-                   help="what the temporal level does with records that carry no date")
-    g.add_argument("--grey-repo", action="append", default=[], help="repo to hold out with reason grey_repo")
-    g.add_argument("--repo-alias", action="append", default=[], metavar="OLD=NEW",
-                   help="repo rename/alias (repeatable), or a JSON/CSV alias file")
-    g.add_argument("--repo-git", action="append", default=[], metavar="OWNER/NAME=PATH",
-                   help="local git clone of a repo: forks sharing its root commit map to one canonical repo")
-    g.add_argument("--ngram-n", type=_bounded(int, 1), default=DecontamConfig.ngram_n,
-                   help="word n-gram size of the content level")
-    g.add_argument("--decontam-threshold", action="append", default=[], metavar="NAME=VALUE", type=threshold_arg,
-                   help="content-level threshold (repeatable), e.g. min_ngram_share=0.15; see swemine decontam-calibrate")
-    g.add_argument("--scrub-secrets", choices=("off", "scrub", "drop"), default="scrub",
-                   help="secrets/PII in every string field, rejects and filtered records: replace with placeholders "
-                        "(default), drop the record, or off (publish then needs --allow-unscrubbed)")
-    g.add_argument("--license-allow", default="",
-                   help="comma list of allowed SPDX ids, or 'permissive'; empty = no license filter")
-    g.add_argument("--license-map", default="", help="JSON/CSV file repo -> license (metadata, wins over fields)")
-    g.add_argument("--quality", action="store_true", help="trajectory quality rules (malformed, tool misuse, "
-                                                          "duplicate action sequences per instance)")
-    g.add_argument("--keep-shortest", type=_bounded(int, 0), default=0, help="keep the N shortest trajectories per instance")
-    g.add_argument("--dedup", choices=("off", "exact", "near", "both"), default="off",
-                   help="exact (content hash) and/or near (MinHash-LSH) dedup on the type's dedup key")
-    g.add_argument("--dedup-threshold", type=_bounded(float, 0.0, 1.0), default=0.8, help="near-dup Jaccard threshold")
-
-
-def _file_digest(spec: str) -> str:
-    source = spec.split("=", 1)[1] if "=" in spec.split("/")[0] else spec
-    if os.path.isfile(source):
-        with open(source, "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()[:16]
-    return ""
-
-
-def _aliases(values: list[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for v in values:
-        if os.path.isfile(v):
-            with open(v, encoding="utf-8") as fh:
-                out.update(read_alias_table(fh.read()))
-        else:
-            out.update(read_alias_table(v))
-    return out
-
-
-def _read_license_map(path: str) -> dict[str, str]:
-    """``{repo: license}`` from a JSON object or ``repo,license`` CSV lines."""
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    if text.lstrip().startswith("{"):
-        return {normalize_repo(k): v for k, v in json.loads(text).items()}
-    rows = csv.reader(io.StringIO(text))
-    return {normalize_repo(r[0]): r[1].strip() for r in rows if len(r) >= 2 and not r[0].startswith("#")}
-
-
-def filter_config_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    """The parsed flags as a JSON-able dict (stored in the run config, hence in its hash)."""
-    roots = {}
-    for item in args.repo_git:
-        name, _, path = item.partition("=")
-        roots[name] = root_commits(path)
-    license_map = _read_license_map(args.license_map) if args.license_map else {}
-    levels = [x for x in args.decontam_levels.split(",") if x]
-    allow = [] if not args.license_allow else (
-        list(PERMISSIVE) if args.license_allow == "permissive" else [x.strip() for x in args.license_allow.split(",")])
-    return {
-        "benchmarks": list(args.benchmark),
-        "benchmark_digests": [_file_digest(b) for b in args.benchmark],
-        "decontam": {"levels": levels,
-                     "cutoff_date": args.cutoff_date, "undated": args.undated, "grey_repos": list(args.grey_repo),
-                     "ngram_n": args.ngram_n, **dict(args.decontam_threshold)},
-        "repo_aliases": _aliases(args.repo_alias), "repo_roots": roots,
-        "secrets": args.scrub_secrets,
-        "license": {"allow": allow, "repo_licenses": sorted(license_map.items())} if allow else None,
-        "quality": {"keep_shortest": args.keep_shortest} if (args.quality or args.keep_shortest) else None,
-        "dedup": {"mode": args.dedup, "threshold": args.dedup_threshold} if args.dedup != "off" else None,
-    }
 
 
 # -- building the plain-Python filters from the JSON config ---------------------------------------------------
@@ -236,9 +102,8 @@ class _DecontamDoFn(StageDoFn):
         self._decon, self._fn = self._fn, None
 
     def process(self, element, boilerplate=()):
-        if self._fn is None:
-            self._decon.boilerplate = set(boilerplate)
-            self._fn = self._decon.stage_fn(self.record_type, self.spec)
+        if self._fn is None:       # the side input arrives with the first element: bind it once, per worker
+            self._fn = self._decon.with_boilerplate(boilerplate).stage_fn(self.record_type, self.spec)
         yield from super().process(element)
 
 
@@ -262,8 +127,10 @@ class _GroupStage(beam.DoFn):
     def __init__(self, cfg: QualityConfig, record_type: str):
         self.cfg, self.record_type = cfg, record_type
 
+    stage = GROUP_STAGE
+
     def setup(self):
-        self.counters = Counters(GROUP_STAGE)
+        self.counters = Counters(self.stage)
 
     def process(self, kv):
         recs = list(kv[1])

@@ -1,10 +1,10 @@
 """Run a pipeline spec on a Beam runner and turn its outputs into shards plus a manifest.
 
-A pipeline module builds a :class:`PipelineSpec`: the config (hashed into the run id), the shard outputs
+A job module builds a :class:`PipelineSpec`: the resolved config (hashed into the run id), the shard outputs
 with their schemas, and a ``build(p, ctx)`` function that returns one PCollection per output prefix plus the
 lists of reject and filtered PCollections. :func:`execute` does the rest: no-op check, Beam options
 (FnApiRunner unless told otherwise — never Beam's default runner, which tries to download Prism), shard
-writing, counters → manifest.
+writing (the one place every record gets the run's ``config_hash``), counters → manifest.
 """
 from __future__ import annotations
 
@@ -28,11 +28,11 @@ from swemine.manifests import manifest as mf
 from swemine.manifests.lock import output_lock
 from swemine.manifests.shards import TMP_DIR, bucket_of, finalize_shards, write_bucket
 from swemine.pipelines import dataflow
+from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
+from swemine.pipelines.outputs import REJECTS as REJECTS_PREFIX
 
 log = logging.getLogger("swemine")
 
-REJECTS_PREFIX = "rejects/rejects"
-FILTERED_PREFIX = "filtered/filtered"
 DEFAULT_SHARD_BYTES = 256 * 1024 * 1024
 
 
@@ -108,14 +108,18 @@ def beam_options(beam_args: list[str] | None) -> PipelineOptions:
 
 
 class WriteShards(beam.PTransform):
-    """Bucket records by id and write each bucket as one Parquet file under ``<output>/_tmp``."""
+    """Stamp the run's ``config_hash`` on every record, bucket records by id and write each bucket as one
+    Parquet file under ``<output>/_tmp``."""
 
-    def __init__(self, output: str, prefix: str, schema: pa.Schema, num_buckets: int):
+    def __init__(self, output: str, prefix: str, schema: pa.Schema, num_buckets: int, config_hash: str = ""):
         super().__init__()
         self.output, self.prefix, self.schema, self.num_buckets = output, prefix, schema, num_buckets
+        self.config_hash = config_hash
 
     def expand(self, pcoll):
-        n, output, prefix, schema = self.num_buckets, self.output, self.prefix, self.schema
+        n, output, prefix, schema, stamp = self.num_buckets, self.output, self.prefix, self.schema, self.config_hash
+        if "config_hash" in schema.names:
+            pcoll = pcoll | "Stamp" >> beam.Map(lambda r: {**r, "config_hash": stamp})
         return (pcoll
                 | "Key" >> beam.Map(lambda r: (bucket_of(r["record_id"], n), r))
                 | "Group" >> beam.GroupByKey()
@@ -136,6 +140,21 @@ def _counters(result) -> list[tuple[str, int]]:
     return out
 
 
+def stage_order(p: beam.Pipeline) -> list[str]:
+    """The counted stages of ``p`` in the order they were applied (every counting DoFn has a ``stage``)."""
+    order: list[str] = []
+
+    def walk(node) -> None:
+        fn = getattr(node.transform, "fn", None)
+        stage = getattr(fn, "stage", None)
+        if isinstance(stage, str) and stage not in order:
+            order.append(stage)
+        for part in node.parts:
+            walk(part)
+    walk(p.transforms_stack[0])
+    return order
+
+
 def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
               inputs: list[dict] | None = None) -> tuple[beam.Pipeline, dict]:
     """Build (not run) the Beam pipeline of ``spec`` writing into ``output``; returns it with the shard schemas."""
@@ -149,7 +168,7 @@ def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = Non
     p = beam.Pipeline(options=beam_options(dataflow.with_staging(list(beam_args or []))))
     built = spec.build(p, ctx)
     for prefix, pcoll in built.outputs.items():
-        pcoll | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], n_buckets)
+        pcoll | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], n_buckets, cfg_hash)
     scrub = (cfg.get("filters") or {}).get("secrets") in ("scrub", "drop")
     for prefix, parts in ((REJECTS_PREFIX, built.rejects), (FILTERED_PREFIX, built.filtered)):
         if parts:
@@ -157,7 +176,7 @@ def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = Non
             if scrub and (prefix == REJECTS_PREFIX or spec.scrub_filtered):
                 from swemine.pipelines.filtering import ScrubRows
                 merged = merged | f"Scrub[{prefix}]" >> beam.ParDo(ScrubRows())
-            merged | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], 1)
+            merged | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], 1, cfg_hash)
     return p, schemas
 
 
@@ -198,7 +217,7 @@ def _execute_locked(spec: PipelineSpec, output: str, beam_args: list[str] | None
     result.wait_until_finish()
     stages = mf.stage_counters(_counters(result))
     infos = finalize_shards(output, schemas)
-    extra = spec.summarize(output, stages) if spec.summarize else None
+    extra = {"stage_order": stage_order(p), **(spec.summarize(output, stages) if spec.summarize else {})}
     manifest = mf.build_manifest(pipeline=spec.name, config=cfg, cfg_hash=cfg_hash, inputs=inputs, stages=stages,
                                  outputs=[i.as_dict() for i in infos], started=started, extra=extra)
     mf.write_manifest(output, manifest)

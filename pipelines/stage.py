@@ -65,17 +65,20 @@ def route(counters: Counters, results: Iterable[Any]):
 class StageDoFn(beam.DoFn):
     """Run a stage function built by ``factory`` in ``setup()`` (so it may hold unpicklable resources).
 
-    ``fanout=True`` marks stages that legitimately emit several records per input (readers, miners that
-    emit one record per function...): the manifest then does not require ``in = out + rejected + filtered``.
-    ``in_weight`` lets a stage count something other than one per element (e.g. files).
+    ``fanout=True`` marks stages that legitimately emit several results per input (readers, miners that emit
+    one record per function...): their balance is ``in <= out + rejected + filtered + info.empty``, where
+    ``info.empty`` counts the inputs that yielded nothing at all (see
+    :func:`swemine.manifests.manifest.balance_problems`). ``in_weight`` lets a stage count something other than
+    one per element (e.g. the records of a group, so that a group → one result per record stage balances).
     """
 
     def __init__(self, stage: str, factory: Callable[[], StageFn], *, fanout: bool = False,
-                 progress_every: int = 0):
+                 progress_every: int = 0, in_weight: Callable[[Any], int] | None = None):
         self.stage = stage
         self.factory = factory
         self.fanout = fanout
         self.progress_every = progress_every
+        self.in_weight = in_weight
         self._fn: StageFn | None = None
 
     def setup(self):
@@ -86,14 +89,19 @@ class StageDoFn(beam.DoFn):
 
     def process(self, element):
         c = self._counters
-        c.inc("in")
+        c.inc("in", self.in_weight(element) if self.in_weight else 1)
         if self.fanout and self._seen == 0:
             c.inc("info.fanout")
         self._seen += 1
         if self.progress_every and self._seen % self.progress_every == 0:
             log.info("%s: %d inputs in %.1fs", self.stage, self._seen, time.time() - self._t0)
         try:
-            yield from route(c, self._fn(element))
+            produced = False
+            for result in route(c, self._fn(element)):
+                produced = True
+                yield result
+            if self.fanout and not produced:
+                c.inc("info.empty")
         except Exception as exc:  # noqa: BLE001 - any failure of one record becomes a counted reject
             reason = f"exception:{type(exc).__name__}"
             c.inc(f"rejected.{reason}")
@@ -106,8 +114,8 @@ class StageDoFn(beam.DoFn):
 
 
 def apply_stage(pcoll, stage: str, factory: Callable[[], StageFn], *, fanout: bool = False,
-                progress_every: int = 0):
+                progress_every: int = 0, in_weight: Callable[[Any], int] | None = None):
     """Apply a stage; returns ``(main, rejects, filtered)`` PCollections."""
-    res = pcoll | stage >> beam.ParDo(StageDoFn(stage, factory, fanout=fanout, progress_every=progress_every)
-                                      ).with_outputs(REJECTS, FILTERED, main="main")
+    res = pcoll | stage >> beam.ParDo(StageDoFn(stage, factory, fanout=fanout, progress_every=progress_every,
+                                                in_weight=in_weight)).with_outputs(REJECTS, FILTERED, main="main")
     return res.main, res[REJECTS], res[FILTERED]

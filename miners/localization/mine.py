@@ -485,3 +485,16 @@ def mine_instance(task: dict, trajs: list[dict], repo, sp: StructureParser, *,
             "model_name": traj.get("model_name"), "resolved": traj.get("resolved"),
             "source_uri": traj.get("source_uri"), "source_locator": traj.get("source_locator"),
             "source_sha256": traj.get("source_sha256"), "extra_json": dumps_extra(extra)})
+
+
+def localize_group(group: dict, repo, sp: StructureParser, cfg: RewardConfig = RewardConfig(),  # noqa: B008 (frozen)
+                   negatives: int = DEFAULT_NEGATIVES) -> Iterator[dict]:
+    """One instance group of the shared front (``{"instance_id", "task", "trajs"}``) → localization records, or
+    a ``no_task`` reject per trajectory when no task file lists the instance."""
+    task = group["task"]
+    if task is None:
+        for t in group["trajs"]:
+            yield make_reject(STAGE, "no_task", f"no task for instance {t['instance_id']!r}", uri=t["source_uri"],
+                              locator=t["source_locator"], sha256=t["source_sha256"], subject_id=t["record_id"])
+        return
+    yield from mine_instance(task, group["trajs"], repo, sp, cfg=cfg, negatives=negatives)

@@ -26,12 +26,12 @@ import fnmatch
 import json
 import os
 import re
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from swemine.corpora.git import RepoError, git, succeeds
 from swemine.corpora.records import (
     TASK_SCHEMA,
     Filtered,
@@ -44,7 +44,6 @@ from swemine.corpora.records import (
     provenance,
     sha256_bytes,
 )
-from swemine.corpora.repos import RepoError, _git
 from swemine.miners.tasks.issue_links import IssueIndex, closing_refs, problem_statement
 
 STAGE_LIST = "history_list"
@@ -126,7 +125,7 @@ def list_commits(repo_path: str, repo_name: str, rev: str = "HEAD", max_count: i
     args = ["log", f"--format={_LOG_FORMAT}", "--no-color"]
     if max_count:
         args.append(f"--max-count={max_count}")
-    out = _git(repo_path, *args, rev, "--").decode("utf-8", errors="replace")
+    out = git(repo_path, *args, rev, "--").decode("utf-8", errors="replace")
     commits = []
     for entry in out.split(_RS):
         entry = entry.lstrip("\n")
@@ -169,7 +168,7 @@ def base_of(commit: dict, kind: str) -> tuple[str, str]:
     """``(base_commit, tip)``: merge base of the parents and the second parent for a merge, else parent and self."""
     if kind == "pr_merge":
         p1, p2 = commit["parents"]
-        base = _git(commit["repo_path"], "merge-base", p1, p2).decode().strip()
+        base = git(commit["repo_path"], "merge-base", p1, p2).decode().strip()
         return base, p2
     return commit["parents"][0], commit["sha"]
 
@@ -205,7 +204,7 @@ def split_diff(repo_path: str, base: str, tip: str, rules: tuple[str, ...] = DEF
                doc_rules: tuple[str, ...] = DEFAULT_DOC_RULES) -> Diff:
     """The diff ``base..tip`` (no renames, one ``git diff``) split by path rules into test, documentation and code
     patches (a path that is both test and documentation is a test)."""
-    text = _git(repo_path, "-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff", "--no-renames",
+    text = git(repo_path, "-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff", "--no-renames",
                 "--src-prefix=a/", "--dst-prefix=b/", base, tip, "--").decode("utf-8")
     out = Diff()
     for body in re.split(r"^diff --git ", text, flags=re.M)[1:]:
@@ -232,11 +231,8 @@ def patch_applies(repo_path: str, base: str, patch: str) -> bool:
         return True
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
-        if subprocess.run(["git", "-C", repo_path, "read-tree", base], env=env, capture_output=True).returncode:
-            return False
-        proc = subprocess.run(["git", "-C", repo_path, "apply", "--check", "--cached", "-"], env=env,
-                              input=patch.encode("utf-8"), capture_output=True)
-        return proc.returncode == 0
+        return (succeeds(repo_path, "read-tree", base, env=env)
+                and succeeds(repo_path, "apply", "--check", "--cached", "-", input_bytes=patch.encode("utf-8"), env=env))
 
 
 def _commit_meta(commit: dict) -> dict:

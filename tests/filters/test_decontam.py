@@ -8,10 +8,11 @@ import subprocess
 
 import pytest
 
+from swemine.corpora.git import root_commits
 from swemine.corpora.normalize import normalize_paths
 from swemine.corpora.records import content_id
 from swemine.filters.benchmarks import load_benchmarks, parse_spec
-from swemine.filters.canon import RepoCanon, normalize_repo, parse_instance_id, read_alias_table, root_commits
+from swemine.filters.canon import RepoCanon, normalize_repo, parse_instance_id, read_alias_table
 from swemine.filters.decontam import DecontamConfig, Decontaminator, decontaminate
 from swemine.filters.fields import spec_for
 from swemine.filters.text import evidence_words, statement_segments

@@ -217,3 +217,16 @@ def test_beam_dedup_counts_empty_keys(tmp_path):
         5, 4, {"exact_duplicate": 1})
     assert st["dedup_exact"]["info"] == {"dedup_key_empty": 3}
     assert (st["dedup_near"]["in"], st["dedup_near"]["out"], st["dedup_near"]["filtered"]) == (4, 4, {})
+
+
+def test_resolve_near_keeps_the_component_id_only():
+    from swemine.filters.dedup import resolve_near
+
+    cfg = DedupConfig()
+    a, b = {"record_id": "a", "x": 1}, {"record_id": "b", "x": 2}
+    assert resolve_near("a", [a], ("a", 2), cfg, "t") == [a]          # "a" is its component's (smallest) id
+    (dropped,) = resolve_near("b", [b], ("a", 2), cfg, "t")
+    ev = json.loads(dropped["evidence_json"])
+    assert (dropped["reason"], ev["kept_record_id"], ev["group_size"], ev["rule"]) == ("near_duplicate", "a", 2,
+                                                                                       "minhash_lsh")
+    assert resolve_near("c", [{"record_id": "c"}], None, cfg, "t") == [{"record_id": "c"}]   # a singleton stays

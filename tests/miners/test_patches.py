@@ -13,7 +13,7 @@ from swemine.miners.code_structure import StructureParser
 from swemine.miners.localization.gold import gold_from_patch, repo_reader
 from swemine.miners.localization.mine import mine_instance
 from swemine.miners.patches import PatchError, apply_hunks, is_safe_path, parse_patch
-from tests.miners.localization.gitrepo import ScratchRepo
+from tests.gitutil import ScratchRepo
 
 # The shape of sphinx-doc__sphinx-7462: the patch was made on a file that later gained lines above the hunk, so
 # the hunk's header names a line 9 lines before the code it changes.

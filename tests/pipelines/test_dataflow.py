@@ -4,6 +4,7 @@ import zipfile
 import pytest
 
 from swemine.pipelines import dataflow, runner, trajectories
+from swemine.pipelines.configs import TrajectoriesJob
 
 pytest.importorskip("google.cloud.storage", reason="needs swemine[dataflow] (apache-beam[gcp])")
 
@@ -12,7 +13,7 @@ DF_ARGS = ["--runner=DataflowRunner", "--project=swemine-test", "--region=us-cen
 
 
 def test_dataflow_dry_run_builds_the_job_and_stages_the_wheel(tmp_path):
-    spec = trajectories.build_spec([str(tmp_path)], [])
+    spec = trajectories.build_spec(TrajectoriesJob(inputs=(str(tmp_path),)))
     (tmp_path / "t.traj").write_text('{"trajectory": [], "info": {}}')
     result = runner.execute(spec, "gs://swemine-test-bucket/out", DF_ARGS)
     assert result["dry_run"] is True and result["state"].endswith("DONE")

@@ -10,8 +10,7 @@ from swemine.miners.actions import patch_files
 from swemine.miners.localization.mine import LOCALIZATION_SCHEMA
 from swemine.miners.tasks.history import is_doc_path, patch_applies
 from swemine.pipelines.cli import main
-from tests.gitutil import git
-from tests.miners.tasks.history_repo import build_history, build_shapes, write_issues
+from tests.gitutil import build_history, build_shapes, git, write_issues
 
 PROJECT = pathlib.Path(__file__).resolve().parents[2]
 IN_GIT = subprocess.run(["git", "-C", str(PROJECT), "rev-parse", "HEAD"], capture_output=True).returncode == 0

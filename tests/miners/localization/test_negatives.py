@@ -17,7 +17,7 @@ from swemine.miners.localization.negatives import (
     terms,
     trajectory_negatives,
 )
-from tests.miners.localization.gitrepo import ScratchRepo
+from tests.gitutil import ScratchRepo
 
 
 def test_terms_split_identifiers():

@@ -10,8 +10,7 @@ from swemine.miners.code_structure import StructureParser
 from swemine.miners.localization.mine import mine_instance
 from swemine.miners.tasks import history
 from swemine.miners.tasks.issue_links import IssueIndex, closing_refs, read_issues
-from tests.gitutil import commit_files, git, init_repo
-from tests.miners.tasks.history_repo import build_history, build_shapes, write_issues
+from tests.gitutil import build_history, build_shapes, commit_files, git, init_repo, write_issues
 
 
 @pytest.fixture(scope="module")

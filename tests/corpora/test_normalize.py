@@ -7,6 +7,7 @@ import datasets
 from swemine.corpora.inputs import expand_inputs
 from swemine.corpora.normalize import normalize_paths, read_unit
 from swemine.corpora.records import Reject
+from swemine.pipelines.configs import TrajectoriesJob
 from swemine.pipelines.runner import execute
 from swemine.pipelines.trajectories import build_spec
 
@@ -60,7 +61,7 @@ def test_openhands_corpus(corpora_dir):
 
 def test_trajectories_pipeline_on_the_sample_run(tmp_path):
     run = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories" / "mini-swe-agent"
-    manifest = execute(build_spec([str(run)]), str(tmp_path / "out"), ["--runner=FnApiRunner"])
+    manifest = execute(build_spec(TrajectoriesJob(inputs=(str(run),))), str(tmp_path / "out"), ["--runner=FnApiRunner"])
     ds = datasets.load_dataset("parquet", data_files=str(tmp_path / "out" / "data" / "train-*.parquet"), split="train")
     rows = {r["instance_id"]: r for r in ds}
     assert sorted(rows) == ["samples__calc-1", "samples__calc-2"]

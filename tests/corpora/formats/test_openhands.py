@@ -4,7 +4,7 @@ import pathlib
 from swemine.corpora.formats.openhands import canonical_repo
 from swemine.corpora.normalize import normalize_paths
 
-SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories" / "openhands"
+SAMPLES = pathlib.Path(__file__).resolve().parents[3] / "corpora" / "samples" / "trajectories" / "openhands"
 COMPLETIONS = ("openhands/evaluation/evaluation_outputs/outputs/princeton-nlp__SWE-bench_Verified-test/CodeActAgent/"
                "claude-3-5-sonnet-20241022_maxiter_50_N_v0.15.0-no-hint-no-condensation-run_1/llm_completions")
 

@@ -70,7 +70,7 @@ def test_folder_problems_become_rejects(corpora_dir, tmp_path):
 
 
 def test_sample_folder():
-    root = pathlib.Path(__file__).resolve().parents[2] / "corpora/samples/trajectories/autocoderover"
+    root = pathlib.Path(__file__).resolve().parents[3] / "corpora/samples/trajectories/autocoderover"
     (t,) = list(read_acr_dir(str(root / "samples__calc-2_2026-02-11_09-30-00")))
     assert (t["instance_id"], t["repo"], t["model_name"]) == ("samples__calc-2", "samples/calc", "sample-model")
     assert [s["tool_name"] for s in t["steps"]] == [

@@ -5,7 +5,7 @@ from collections import Counter
 from swemine.corpora.inputs import Unit
 from swemine.corpora.normalize import apply_labels, normalize_paths, read_unit
 
-SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories"
+SAMPLES = pathlib.Path(__file__).resolve().parents[3] / "corpora" / "samples" / "trajectories"
 MINI = "mini-swe-agent/swebench_results/20251118_gemini-3-pro-74pct"
 MOATLESS = "moatless/evaluations/20240617_moatless_gpt-4o-2024-05-13"
 

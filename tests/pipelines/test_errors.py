@@ -6,8 +6,10 @@ import datasets
 import pyarrow.parquet as pq
 
 from swemine.manifests.shards import read_rows
+from swemine.miners.errors.views import VIEWS
 from swemine.pipelines.cli import main
-from swemine.pipelines.errors import NOT_DIAGNOSED, RECORDS, VIEW_PREFIXES
+from swemine.pipelines.outputs import ERRORS as RECORDS
+from swemine.pipelines.outputs import NOT_DIAGNOSED, view
 
 
 def test_errors_pipeline_end_to_end(corpora_dir, tmp_path, capsys):
@@ -24,7 +26,7 @@ def test_errors_pipeline_end_to_end(corpora_dir, tmp_path, capsys):
     assert m["corrections"] == {"grounded": 15, "no_grounded_correction": 17, "by_source": {
         "gold_patch": 5, "natural_recovery": 10, "no_grounded_correction": 17}}
     counts = {}
-    for prefix in (RECORDS, NOT_DIAGNOSED, *VIEW_PREFIXES.values()):
+    for prefix in (RECORDS, NOT_DIAGNOSED, *map(view, VIEWS)):
         files = sorted(out.glob(f"{prefix}-*.parquet"))
         if pq.ParquetFile(files[0]).metadata.num_rows == 0:
             # datasets 5.2 cannot read a 0-row Parquet file ("BatchSize must be greater than 0"): check the schema
@@ -59,29 +61,28 @@ def test_errors_pipeline_end_to_end(corpora_dir, tmp_path, capsys):
 
 
 def test_errors_options_and_llm_diagnoser_config(tmp_path):
-    import argparse
-
     import pytest
 
     from swemine.miners.errors.llm_diagnoser import LLMDiagnoser
     from swemine.pipelines import errors
+    from swemine.pipelines.cli import build_parser
+    from swemine.pipelines.configs import ErrorsJob, LLMConfig
+    from swemine.pipelines.run_cmd import job_from_args
 
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--input", action="append", default=[])
-    parser.add_argument("--tasks", action="append", default=[])
-    errors.add_arguments(parser)
-    args = parser.parse_args(["--input", str(tmp_path), "--diagnoser", "llm", "--llm-base-url", "http://127.0.0.1:9/v1",
-                              "--llm-model", "judge", "--budget-requests", "3", "--llm-cache-dir", str(tmp_path / "c")])
-    spec = errors.spec_from_args(args)
-    diagnoser = errors.make_diagnoser(spec.config)
+    argv = ["run", "errors", "--input", str(tmp_path), "--diagnoser", "llm", "--llm-base-url", "http://127.0.0.1:9/v1",
+            "--llm-model", "judge", "--budget-requests", "3", "--llm-cache-dir", str(tmp_path / "c")]
+    job = job_from_args("errors", build_parser(argv).parse_args(argv))
+    diagnoser = errors.make_diagnoser(job)
     assert isinstance(diagnoser, LLMDiagnoser) and diagnoser.name == "llm:judge"
     assert diagnoser.client.max_requests == 3 and diagnoser.client.base_url == "http://127.0.0.1:9/v1"
     assert diagnoser.client.default_params == {"temperature": 0.0, "seed": 0}
     # LLM settings do not change a rules run's config (nor its config hash)
-    assert errors.build_spec([str(tmp_path)], llm_model="judge").config == errors.build_spec([str(tmp_path)]).config
-    assert errors.make_diagnoser(errors.build_spec([str(tmp_path)]).config).name == "rules-v2"
+    rules = ErrorsJob(inputs=(str(tmp_path),))
+    assert errors.build_spec(ErrorsJob(inputs=(str(tmp_path),), llm=LLMConfig(model="judge"))).config == \
+        errors.build_spec(rules).config
+    assert errors.make_diagnoser(rules).name == "rules-v2"
     with pytest.raises(TypeError):
-        errors.build_spec([str(tmp_path)], llm_modle="typo")
+        ErrorsJob(inputs=(str(tmp_path),), llm_modle="typo")
 
 
 def test_errors_run_decontaminates_its_trajectories_first(corpora_dir, tmp_path):

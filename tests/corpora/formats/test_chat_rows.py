@@ -9,7 +9,7 @@ from swemine.corpora.formats.chat import chat_steps, exit_code_from, parse_text_
 from swemine.corpora.formats.chat_rows import resolved_value, tool_spec_name
 from swemine.corpora.normalize import normalize_paths
 
-SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories"
+SAMPLES = pathlib.Path(__file__).resolve().parents[3] / "corpora" / "samples" / "trajectories"
 
 
 def _by_id(paths):

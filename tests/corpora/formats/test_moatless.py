@@ -112,7 +112,7 @@ def test_helpers():
 
 def test_samples_parse():
     import pathlib
-    root = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories"
+    root = pathlib.Path(__file__).resolve().parents[3] / "corpora" / "samples" / "trajectories"
     trajs, rejects = normalize_paths([str(root / d) for d in ("moatless-v1", "moatless-v2", "moatless-v3")])
     assert rejects == []
     assert sorted((t["source_format"], t["instance_id"]) for t in trajs) == [

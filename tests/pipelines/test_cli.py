@@ -1,0 +1,40 @@
+"""The command line: plain help text for every command and job, commands parsed only when named."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from swemine.pipelines.cli import _chosen, build_parser
+from swemine.pipelines.registry import COMMANDS, JOBS
+
+MARKUP = re.compile(r"``|:(func|mod|class|data|meth):`")
+
+
+def _help(argv: list[str], capsys) -> str:
+    with pytest.raises(SystemExit):
+        build_parser(argv).parse_args(argv)
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], *[["run", j, "--help"] for j in JOBS],
+                                  *[[c, "--help"] for c in COMMANDS], ["launch", "midtrain", "--help"]])
+def test_help_is_plain_text(argv, capsys):
+    text = _help(argv, capsys)
+    assert text.startswith("usage: swemine") and not MARKUP.search(text), argv
+
+
+def test_help_lists_jobs_in_pipeline_order(capsys):
+    text = _help(["run", "--help"], capsys)
+    positions = [text.index(f"    {j} ") for j in JOBS]
+    assert positions == sorted(positions) and list(JOBS)[:3] == ["trajectories", "localization", "tasks"]
+
+
+def test_only_the_named_command_gets_its_arguments():
+    assert _chosen(["-v", "run", "--output", "o", "fim", "--format", "psm"]) == ("run", "fim")
+    assert _chosen(["inspect", "out/fim"]) == ("inspect", None)
+    assert _chosen([]) == (None, None)
+    args = build_parser(["run", "fim"]).parse_args(["run", "fim", "--format", "psm"])
+    assert args.fim_format == "psm"
+    with pytest.raises(SystemExit):     # the fim flags are not given to the errors job
+        build_parser(["run", "errors"]).parse_args(["run", "errors", "--format", "psm"])
