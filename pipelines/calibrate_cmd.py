@@ -24,7 +24,7 @@ from swemine.corpora.tasks import tasks_by_instance
 from swemine.filters.benchmarks import BenchmarkItem, BenchmarkSet, fill_patches, load_benchmarks
 from swemine.filters.decontam import LEVELS, DecontamConfig, Decontaminator, fit_boilerplate
 from swemine.filters.fields import spec_for
-from swemine.pipelines.filtering import threshold_arg
+from swemine.pipelines.configs import threshold_arg
 
 PLANT_FIELDS = ("observation", "thought", "final_patch")
 
