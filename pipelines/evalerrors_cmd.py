@@ -5,7 +5,8 @@ import json
 
 from swemine.manifests.shards import read_rows
 from swemine.miners.errors.evaluate import format_scores, parse_labels, predictions_of, score
-from swemine.pipelines.errors import NOT_DIAGNOSED, RECORDS
+from swemine.pipelines.outputs import ERRORS as RECORDS
+from swemine.pipelines.outputs import NOT_DIAGNOSED
 from swemine.pipelines.runner import FILTERED_PREFIX
 
 

@@ -74,8 +74,13 @@ def check_inputs(name: str, job) -> str:
 
 def main(args: argparse.Namespace, beam_args: list[str]) -> int:
     from swemine.manifests.lock import LockError
-    from swemine.pipelines.runner import UsageError
+    from swemine.pipelines.runner import UsageError, unknown_beam_flags
 
+    unknown = unknown_beam_flags(beam_args)
+    if unknown:
+        print(f"swemine: error: unrecognized arguments: {' '.join(unknown)} (not a swemine flag of this job, "
+              "nor a Beam pipeline option)", file=sys.stderr)
+        return 2
     if not args.pipeline:
         return _run_default(args.output or os.path.join(DEFAULT_OUTPUT_ROOT, "default"), beam_args, args.force)
     output = args.output or os.path.join(DEFAULT_OUTPUT_ROOT, args.pipeline)

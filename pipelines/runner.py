@@ -40,6 +40,18 @@ class UsageError(ValueError):
     """A user mistake in the run's options (reported as one line, exit status 2)."""
 
 
+def unknown_beam_flags(beam_args: list[str]) -> list[str]:
+    """The ``--flags`` in ``beam_args`` that no Beam pipeline-options class defines (a typo such as ``--inptu``
+    would otherwise reach Beam, which only warns and drops it)."""
+    from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
+
+    parser = _BeamArgumentParser(allow_abbrev=False)
+    for cls in {str(c): c for c in PipelineOptions.__subclasses__()}.values():
+        cls._add_argparse_args(parser)
+    _, unknown = parser.parse_known_args(beam_args)
+    return [a.split("=", 1)[0] for a in unknown if a.startswith("-")]
+
+
 def check_output(output: str, inputs: list[str]) -> None:
     """Refuse an output path that is a file, or that lies inside a local input folder (it would be re-read)."""
     if "://" in output:

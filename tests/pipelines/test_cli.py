@@ -38,3 +38,14 @@ def test_only_the_named_command_gets_its_arguments():
     assert args.fim_format == "psm"
     with pytest.raises(SystemExit):     # the fim flags are not given to the errors job
         build_parser(["run", "errors"]).parse_args(["run", "errors", "--format", "psm"])
+
+
+def test_a_mistyped_flag_is_an_error_not_a_beam_option(capsys):
+    from swemine.pipelines.cli import main
+
+    assert main(["run", "trajectories", "--inptu", "x"]) == 2
+    assert "unrecognized arguments: --inptu" in capsys.readouterr().err
+    # a real Beam option passes the check (the run then stops on the missing --input, not on the option)
+    assert main(["run", "trajectories", "--direct_num_workers=1"]) == 2
+    err = capsys.readouterr().err
+    assert "needs --input" in err and "unrecognized" not in err
