@@ -6,6 +6,8 @@ trajectories, so nothing is mined from a removed one; the kept ones are paired a
 """
 from __future__ import annotations
 
+import json
+
 import apache_beam as beam
 
 from swemine.corpora.inputs import expand_inputs
@@ -78,11 +80,17 @@ def build_spec(job: ErrorsJob) -> PipelineSpec:
 
 
 def correction_counts(output: str, stages: dict) -> dict:
-    """Manifest entry: error records by correction source, grounded vs none grounded."""
+    """Manifest entries: error records by correction source (grounded vs none grounded), and diagnoses made vs
+    left ``not_diagnosed`` by reason (an unreachable endpoint shows here)."""
     by_source: dict[str, int] = {}
     for row in read_rows(output, ERRORS):
         key = row["correction_source"] or "no_grounded_correction"
         by_source[key] = by_source.get(key, 0) + 1
     grounded = sum(n for k, n in by_source.items() if k != "no_grounded_correction")
+    missed: dict[str, int] = {}
+    for row in read_rows(output, NOT_DIAGNOSED):
+        reason = json.loads(row["extra_json"] or "{}").get("not_diagnosed") or "unknown"
+        missed[reason] = missed.get(reason, 0) + 1
     return {"corrections": {"grounded": grounded, "no_grounded_correction": by_source.get("no_grounded_correction", 0),
-                            "by_source": dict(sorted(by_source.items()))}}
+                            "by_source": dict(sorted(by_source.items()))},
+            "diagnoses": {"verified": sum(by_source.values()), "not_diagnosed": dict(sorted(missed.items()))}}

@@ -98,7 +98,22 @@ def main(args: argparse.Namespace, beam_args: list[str]) -> int:
         return 0
     summarize(manifest)
     print(f"output: {output}")
+    failure = lost_everything(manifest)
+    if failure:
+        print(f"swemine: error: {failure}", file=sys.stderr)
+        return 1
     return 0 if not manifest.get("balance_problems") else 1
+
+
+def lost_everything(manifest: dict) -> str:
+    """A one-line reason when the run produced nothing because a service could not be reached (every diagnosis
+    left ``not_diagnosed``), else ``""``."""
+    diagnoses = manifest.get("diagnoses") or {}
+    missed = diagnoses.get("not_diagnosed") or {}
+    if missed and not diagnoses.get("verified"):
+        reasons = ", ".join(f"{reason} x{n}" for reason, n in missed.items())
+        return f"no trajectory was diagnosed ({reasons}): is --llm-base-url reachable and --llm-model right?"
+    return ""
 
 
 def _run_default(output: str, beam_args: list[str], force: bool) -> int:

@@ -36,3 +36,13 @@ def test_run_from_a_config_file(corpora_dir, tmp_path, capsys):
     capsys.readouterr()
     assert main(["run", "trajectories", "--config", str(cfg), "--output", str(out)]) == 0
     assert capsys.readouterr().out.startswith("up to date")
+
+
+def test_a_run_whose_endpoint_answered_nothing_fails():
+    from swemine.pipelines.run_cmd import lost_everything
+
+    unreachable = {"diagnoses": {"verified": 0, "not_diagnosed": {"llm_APIConnectionError": 23}}}
+    assert lost_everything(unreachable) == ("no trajectory was diagnosed (llm_APIConnectionError x23): is "
+                                            "--llm-base-url reachable and --llm-model right?")
+    partly = {"diagnoses": {"verified": 5, "not_diagnosed": {"budget_exceeded": 18}}}
+    assert lost_everything(partly) == "" and lost_everything({}) == ""
