@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from swemine.pipelines.cli import build_parser, main
-from swemine.pipelines.registry import PIPELINES
+from swemine.pipelines.registry import JOBS
 
 SAMPLE = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories" / "swe-agent"
 
@@ -63,9 +63,11 @@ def test_invalid_numeric_options_are_refused(tmp_path, capsys, flag, value):
 
 
 def test_scrubbing_is_on_by_default_for_every_pipeline():
-    parser = build_parser()
-    for name in PIPELINES:
-        assert parser.parse_args(["run", name]).scrub_secrets == "scrub", name
+    from swemine.pipelines.run_cmd import job_from_args
+
+    for name in JOBS:
+        argv = ["run", name]
+        assert job_from_args(name, build_parser(argv).parse_args(argv)).filters.scrub_secrets == "scrub", name
 
 
 def test_follow_symlinks_flag_reads_an_outside_file(tmp_path, capsys):
