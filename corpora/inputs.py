@@ -28,7 +28,7 @@ import pyarrow.parquet as pq
 import yaml
 import zstandard
 
-from swemine.corpora.records import make_reject, sha256_bytes
+from swemine.corpora.records import Reject, content_id, make_reject, sha256_bytes
 
 JSON_EXTS = (".json", ".traj", ".jsonl", ".ndjson", ".parquet", ".yaml", ".yml")
 COMPRESSED = (".gz", ".zst", ".zstd")
@@ -48,6 +48,21 @@ TEXT_FORMATS: list[Callable[[str, str], bool]] = []
 class Unit:
     uri: str
     kind: str = "file"          # "file", a DIRECTORY_FORMATS name, or OUTSIDE (a symlink out of the input root)
+    root: str = ""              # the local input root it was found under ("" for remote URLs)
+
+    def portable(self, uri: str) -> str:
+        """``uri`` as recorded in the data: ``<root folder name>/<path below the root>`` for a local input (no
+        machine-specific prefix, the same from any folder the data is copied to); remote URLs unchanged."""
+        return portable_uri(uri, self.root)
+
+
+def portable_uri(uri: str, root: str) -> str:
+    """``uri`` relative to the input ``root``, prefixed with the root's own name (see :meth:`Unit.portable`)."""
+    if not root or not (uri == root or uri.startswith(root.rstrip(os.sep) + os.sep)):
+        return uri
+    rel = os.path.relpath(uri, root)
+    name = os.path.basename(root.rstrip(os.sep)) or "input"
+    return name if rel == "." else f"{name}/{rel}".replace(os.sep, "/")
 
 
 @dataclass(frozen=True)
@@ -57,6 +72,22 @@ class DocSource:
     locator: str
     sha256: str
     repaired: int = 0           # lone surrogate escapes replaced by U+FFFD while decoding
+
+
+def portable_record(rec: dict, unit: Unit) -> dict:
+    """``rec`` with the input root made portable in its ``source_uri`` and every other top-level text that names a
+    file under it (``resolved_source``, ``extra_json``), and a reject's id, which hashes the uri, recomputed."""
+    out = type(rec)(rec)
+    prefix = unit.root.rstrip(os.sep) + os.sep
+    named = unit.portable(prefix + "x")[:-1]
+    for key, value in rec.items():
+        if isinstance(value, str) and prefix in value:
+            out[key] = value.replace(prefix, named)
+    out["source_uri"] = unit.portable(rec["source_uri"])
+    if isinstance(rec, Reject):
+        out["record_id"] = content_id("reject", rec["stage"], rec["reason"], out["source_uri"],
+                                      rec["source_locator"], rec["subject_id"], rec["message"])
+    return out
 
 
 def register_directory_format(name: str, predicate: Callable[[set[str]], bool]) -> None:
@@ -94,17 +125,17 @@ def _walk_local(top: str, follow_symlinks: bool) -> Iterator[Unit]:
         dirnames.sort()
         kind = _dir_kind(set(filenames))
         if kind:
-            yield Unit(dirpath, kind)
+            yield Unit(dirpath, kind, top)
             dirnames[:] = []
             continue
         for d in list(dirnames):
             full = os.path.join(dirpath, d)
             if os.path.islink(full) and not follow_symlinks and not _inside(os.path.realpath(full), root):
-                yield Unit(full, OUTSIDE)
+                yield Unit(full, OUTSIDE, top)
         for f in sorted(filenames):
             full = os.path.join(dirpath, f)
             outside = os.path.islink(full) and not _inside(os.path.realpath(full), root)
-            yield Unit(full, OUTSIDE if outside and not follow_symlinks else "file")
+            yield Unit(full, OUTSIDE if outside and not follow_symlinks else "file", top)
 
 
 def expand_inputs(inputs: list[str], follow_symlinks: bool = False) -> list[Unit]:
@@ -122,8 +153,9 @@ def expand_inputs(inputs: list[str], follow_symlinks: bool = False) -> list[Unit
             path = os.path.normpath(os.path.abspath(path))
         if any(ch in path for ch in "*?["):
             paths = sorted(fs.glob(path))
+            glob_root = os.path.dirname(path[:min(path.index(c) for c in "*?[" if c in path)])
         else:
-            paths = [path]
+            paths, glob_root = [path], ""
         for p in paths:
             if fs.isdir(p) and not prefix:
                 units.update((u.uri, u) for u in _walk_local(p, follow_symlinks))
@@ -139,7 +171,7 @@ def expand_inputs(inputs: list[str], follow_symlinks: bool = False) -> list[Unit
                         full = prefix + f"{dirpath.rstrip('/')}/{f}"
                         units[full] = Unit(full)
             elif fs.exists(p):
-                units[prefix + p] = Unit(prefix + p)
+                units[prefix + p] = Unit(prefix + p, root="" if prefix else (glob_root or os.path.dirname(p)))
             else:
                 raise FileNotFoundError(f"input not found: {spec}")
     return [units[k] for k in sorted(units)]

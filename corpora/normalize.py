@@ -18,6 +18,7 @@ from swemine.corpora.inputs import (
     is_jsonl,
     iter_documents,
     iter_jsonl_stream,
+    portable_record,
     read_bytes,
 )
 from swemine.corpora.records import Info, Reject, make_reject, short_repr
@@ -61,7 +62,16 @@ def _documents(unit: Unit, max_bytes: int) -> Iterator[tuple[DocSource, Any] | d
 
 
 def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:
-    """Every trajectory, label and reject one input unit yields (plus ``Info`` counts of repaired text)."""
+    """Every trajectory, label and reject one input unit yields (plus ``Info`` counts of repaired text), with
+    portable provenance: ``source_uri`` relative to the input root (see :meth:`Unit.portable`)."""
+    for rec in _read_unit(unit, max_bytes):
+        uri = rec.get("source_uri") if not isinstance(rec, Info) else None
+        if uri and unit.root:
+            rec = portable_record(rec, unit)
+        yield rec
+
+
+def _read_unit(unit: Unit, max_bytes: int) -> Iterator[dict]:
     if unit.kind == OUTSIDE:
         yield make_reject(STAGE, OUTSIDE, "symlink to a path outside the input folder (use --follow-symlinks to "
                           "read it)", uri=unit.uri)

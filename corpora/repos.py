@@ -14,8 +14,10 @@ Mined code is never executed (DESIGN rule 6): files are read as bytes only.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import importlib.util
 import os
+import platform
 import re
 import sys
 import sysconfig
@@ -30,9 +32,17 @@ DEFAULT_MAX_FILE_BYTES = 1 << 20
 LANGUAGES = {".py": "python", ".pyi": "python", ".js": "javascript", ".ts": "typescript", ".go": "go",
              ".rs": "rust", ".java": "java", ".c": "c", ".h": "c", ".cpp": "cpp", ".md": "markdown"}
 class RepoSource:
-    """Common interface: ``name``, ``read``, ``list_files``, ``head``, ``iter_source_files``, ``license``."""
+    """Common interface: ``name``, ``read``, ``list_files``, ``head``, ``iter_source_files``, ``license``.
+
+    ``uri`` names the repository portably, never by a local folder: ``owner/name`` (a local clone; records add
+    ``@<commit>``), the remote URL it was cloned from, ``python/cpython@v3.11.7`` (the standard library) or
+    ``pypi/<package>@<version>``."""
     name: str = ""
     uri: str = ""
+
+    def source_uri(self, commit: str | None) -> str:
+        """The ``source_uri`` of a file read at ``commit``."""
+        return f"{self.uri}@{commit}" if commit and "@" not in self.uri else self.uri
 
     def read(self, path: str, commit: str | None = None) -> bytes | None:
         raise NotImplementedError
@@ -68,15 +78,17 @@ class RepoSource:
         for path, data in self._blobs(paths, commit):
             locator = f"{commit}:{path}" if commit else path
             if data is None:
-                yield make_reject(STAGE, "missing", f"{path} could not be read", uri=self.uri, locator=locator)
+                yield make_reject(STAGE, "missing", f"{path} could not be read", uri=self.source_uri(commit),
+                                  locator=locator)
                 continue
             sha = sha256_bytes(data)
             problem = _content_problem(data, max_bytes)
             if problem:
-                yield make_reject(STAGE, problem[0], problem[1], uri=self.uri, locator=locator, sha256=sha,
+                yield make_reject(STAGE, problem[0], problem[1], uri=self.source_uri(commit), locator=locator, sha256=sha,
                                   excerpt=data[:120])
                 continue
-            yield source_file(self.name, commit, path, data.decode("utf-8"), lic, self.uri, locator, sha)
+            yield source_file(self.name, commit, path, data.decode("utf-8"), lic, self.source_uri(commit), locator,
+                              sha)
 
 
 def _content_problem(data: bytes, max_bytes: int) -> tuple[str, str] | None:
@@ -106,8 +118,8 @@ class GitRepo(RepoSource):
 
     def __init__(self, path: str, name: str = ""):
         self.path = os.path.abspath(path)
-        self.uri = self.path
         self.name = name or name_from_path(self.path)
+        self.uri = self.name
         git(self.path, "rev-parse", "--git-dir")
 
     def head(self) -> str:
@@ -153,8 +165,8 @@ class DirRepo(RepoSource):
     def __init__(self, root: str, name: str = "", license_id: str | None = None,
                  exclude_dirs: tuple[str, ...] = ("__pycache__", ".git", "site-packages", "node_modules")):
         self.root = os.path.abspath(root)
-        self.uri = self.root
         self.name = name or name_from_path(self.root)
+        self.uri = self.name
         self._license = license_id
         self.exclude_dirs = exclude_dirs
         if not os.path.isdir(self.root):
@@ -196,8 +208,10 @@ def stdlib_repo() -> DirRepo:
     """The running interpreter's standard library (PSF-2.0), without site-packages."""
     root = sysconfig.get_paths()["stdlib"]
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    return DirRepo(root, name=f"python/cpython-stdlib-{version}", license_id="PSF-2.0",
+    repo = DirRepo(root, name=f"python/cpython-stdlib-{version}", license_id="PSF-2.0",
                    exclude_dirs=("__pycache__", "site-packages", "idlelib", "lib2to3", "test", "tests"))
+    repo.uri = f"python/cpython@v{platform.python_version()}"
+    return repo
 
 
 def package_repo(name: str) -> DirRepo:
@@ -206,7 +220,13 @@ def package_repo(name: str) -> DirRepo:
     if spec is None or not spec.submodule_search_locations:
         raise RepoError(f"installed package not found (or not a package): {name}")
     root = list(spec.submodule_search_locations)[0]
-    return DirRepo(root, name=f"pypi/{name}")
+    repo = DirRepo(root, name=f"pypi/{name}")
+    dist = (importlib.metadata.packages_distributions().get(name) or [name])[0]     # yaml -> PyYAML
+    try:
+        repo.uri = f"pypi/{name}@{importlib.metadata.version(dist)}"
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    return repo
 
 
 def is_url(spec: str) -> bool:

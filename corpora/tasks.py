@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from swemine.corpora.inputs import DocSource, expand_inputs, iter_documents, read_bytes
+from swemine.corpora.inputs import DocSource, expand_inputs, iter_documents, portable_record, read_bytes
 from swemine.corpora.records import TASK_SCHEMA, Reject, conform, content_id, dumps_extra, make_reject, provenance
 
 STAGE = "tasks"
@@ -105,7 +105,8 @@ def load_tasks(specs: list[str]) -> Iterator[dict]:
     for spec in specs:
         if is_local_or_url(spec):
             for unit in expand_inputs([spec]):
-                yield from read_task_file(unit.uri)
+                for rec in read_task_file(unit.uri):
+                    yield portable_record(rec, unit) if unit.root else rec
         else:
             yield from read_hub_tasks(spec)
 

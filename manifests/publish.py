@@ -15,6 +15,7 @@ saved login); this module never reads, prints or writes it.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import time
 from collections.abc import Callable, Iterable
@@ -27,7 +28,7 @@ from huggingface_hub.utils.sha import git_hash
 
 from swemine.corpora.records import sha256_file
 from swemine.manifests import card as cardlib
-from swemine.manifests.manifest import MANIFEST_NAME, balance_problems
+from swemine.manifests.manifest import MANIFEST_NAME, balance_problems, portable
 from swemine.manifests.runs import Run, RunError, load_runs
 
 log = logging.getLogger("swemine.publish")
@@ -116,7 +117,8 @@ def verify_run(run: Run, allow_unscrubbed: bool = False) -> None:
 
 def build_plan(source: str, repo_id: str, *, revision: str = "main", tag: str | None = None, private: bool = False,
                include_filtered: bool = False, license: str = cardlib.DEFAULT_LICENSE,
-               registers: Iterable[str] = (), include_rejects: bool = False, allow_unscrubbed: bool = False) -> Plan:
+               registers: Iterable[str] = (), include_rejects: bool = False, allow_unscrubbed: bool = False,
+               local_paths: bool = False) -> Plan:
     """Read and check the run(s) under ``source`` (:func:`verify_run`) and plan their upload to ``repo_id``;
     raise :class:`RunError` on a bad run. Rejects and filtered records go only when asked for."""
     runs = load_runs(source)
@@ -139,7 +141,10 @@ def build_plan(source: str, repo_id: str, *, revision: str = "main", tag: str | 
     final = []
     for run in runs:
         with open(run.manifest_path, "rb") as fh:
-            final.append(_bytes_file(f"{run.repo_dir}{MANIFEST_NAME}", fh.read()))
+            raw = fh.read()
+        if not local_paths:             # the input roots and output folder of this machine stay on this machine
+            raw = (json.dumps(portable(json.loads(raw)), indent=1, sort_keys=True) + "\n").encode("utf-8")
+        final.append(_bytes_file(f"{run.repo_dir}{MANIFEST_NAME}", raw))
     final.append(_bytes_file("README.md", card.encode("utf-8")))
     tags = [tag] if tag else [r.manifest["run_id"] for r in runs]
     return Plan(repo_id=repo_id, revision=revision, tags=tags, private=private, shards=shards, final=final,

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 from swemine.filters.decontam import LEVELS, DecontamConfig
 from swemine.filters.evidence import EvidenceConfig
-from swemine.miners.fim.formats import FAMILIES, FORMATS
+from swemine.miners.fim.formats import FAMILIES, FORMATS, SPECIAL_POLICIES
 from swemine.miners.localization.mine import DEFAULT_NEGATIVES, RewardConfig
 from swemine.pipelines.options import bounded, option, tuples
 
@@ -250,6 +250,9 @@ class FimJob:
     fim_format: str = option("chat", "sample layout", flag="--format", choices=FORMATS)
     model_family: str = option("qwen2.5-coder", "special tokens for --format psm/spm/repo (repo: qwen2.5-coder or "
                                                 "starcoder)", choices=sorted(FAMILIES))
+    special_tokens: str = option("neutralise", "content holding any family's special-token strings (counted as "
+                                               "special_token_in_content): neutralise them (a zero-width space after "
+                                               "the first character) or drop the sample", choices=SPECIAL_POLICIES)
     in_file_only: bool = option(False, "no cross-file edges: reproduce the published per-file graph exactly")
     mixture: str = option("0.8,0.15,0.05", "single,pair,triple ratios; 'none' keeps every sample")
     max_file_bytes: int = option(1 << 20, "files larger than this are rejected as too_large")
@@ -274,7 +277,7 @@ class FimJob:
         config = {"repos": list(self.repos or ("stdlib",)), "format": self.fim_format,
                   "model_family": self.model_family if self.fim_format != "chat" else "",
                   "fim": dataclasses.asdict(fim), "max_file_bytes": self.max_file_bytes,
-                  "filters": self.filters.resolve()}
+                  "filters": self.filters.resolve(), "special_tokens": self.special_tokens}
         if self.rationale:
             config["llm"] = {**dataclasses.asdict(self.llm), "critic_model": self.llm_critic_model}
         return config

@@ -28,6 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="JSONL register of input files {dest, repo, commit, license} (repeatable)")
     parser.add_argument("--max-files-per-commit", type=int, default=DEFAULT_FILES_PER_COMMIT)
     parser.add_argument("--dry-run", action="store_true", help="print the plan and the card; no network call")
+    parser.add_argument("--publish-local-paths", action="store_true",
+                        help="keep this machine's absolute input/output paths in the published manifest(s)")
     parser.add_argument("--allow-findings", action="store_true",
                         help="publish even when the privacy scan finds secrets, home-directory or local paths")
 
@@ -45,7 +47,8 @@ def main(args) -> int:
     try:
         plan = build_plan(args.run_dir, args.repo_id, revision=args.revision, tag=args.tag, private=args.private,
                           include_filtered=args.include_filtered, license=args.license, registers=args.provenance,
-                          include_rejects=args.include_rejects, allow_unscrubbed=args.allow_unscrubbed)
+                          include_rejects=args.include_rejects, allow_unscrubbed=args.allow_unscrubbed,
+                          local_paths=args.publish_local_paths)
     except (RunError, cardlib.CardError) as err:
         print(f"cannot publish: {err}", file=sys.stderr)
         return 2

@@ -213,7 +213,7 @@ def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
 
 def _execute_locked(spec: PipelineSpec, output: str, beam_args: list[str] | None, force: bool, cfg: dict,
                     cfg_hash: str) -> dict:
-    if not force and mf.is_complete(output, cfg_hash):
+    if not force and mf.is_complete(output, cfg_hash, cfg):
         log.info("%s: up to date (config %s); use --force to recompute", output, cfg_hash)
         manifest = mf.read_manifest(output)
         manifest["noop"] = True

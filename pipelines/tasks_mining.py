@@ -66,13 +66,18 @@ def _mine_fn(cfg: MineConfig, issue_paths: list[str], cache_dir: str | None):
     return fn
 
 
-def _localize_fn(cache_dir: str | None):
-    """A task → its gold-only localization record, read from the repository the task was mined from (the task's
-    ``source_uri`` is that repository's spec: its absolute path, or its URL)."""
+def _localize_fn(specs: list[dict], cache_dir: str | None):
+    """A task → its gold-only localization record, read from the repository the task was mined from (the one of
+    ``specs`` whose portable uri, the task's ``source_uri``, matches)."""
     repos, sp = _Repos(cache_dir), StructureParser()
+    by_uri: dict[str, GitRepo] = {}
 
     def fn(task: dict):
-        return mine_instance(task, [], repos.get(task["source_uri"], task["repo"]), sp)
+        if not by_uri:
+            for s in specs:
+                repo = repos.get(s["spec"], s["name"])
+                by_uri[repo.uri] = repo
+        return mine_instance(task, [], by_uri[task["source_uri"]], sp)
     return fn
 
 
@@ -99,7 +104,7 @@ def build_spec(job: TasksJob) -> PipelineSpec:
         outputs = {TASKS: tasks}
         if job.localization:
             outputs[LOCALIZATION], loc_rejects, _ = apply_stage(tasks, STAGE_LOCALIZATION,
-                                                                lambda: _localize_fn(cache_dir))
+                                                                lambda: _localize_fn(specs, cache_dir))
             rejects.append(loc_rejects)
         if issue_paths:
             _, issue_rejects, _ = apply_stage(p | "IssueDumps" >> beam.Create(issue_paths), "issues",
