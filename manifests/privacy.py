@@ -94,7 +94,8 @@ class PrivacyScanner:
     def findings(self, text: str) -> Iterator[tuple[str, int, int]]:
         """(kind, start, end) for every finding in ``text``; a path counts once, as its most specific kind."""
         for f in self.secrets.find(text):
-            yield ("secret" if f.kind == "secret" else f.label), f.start, f.end
+            if f.label != "home_user":                      # counted below, as home_path
+                yield ("secret" if f.kind == "secret" else f.label), f.start, f.end
         taken: list[tuple[int, int]] = []
         for kind, pattern in (("local_root", self.local_root), ("home_path", HOME_PATH),
                               ("absolute_path", ABSOLUTE_PATH)):

@@ -6,6 +6,7 @@ import shutil
 
 from swemine.corpora.normalize import normalize_paths
 from swemine.pipelines import trajectories
+from swemine.pipelines.configs import TrajectoriesJob
 from swemine.pipelines.runner import execute
 
 SAMPLES = pathlib.Path(__file__).parent / "samples" / "codex"
@@ -37,6 +38,6 @@ def test_mixed_folder_without_flags(corpora_dir, tmp_path):
 
 
 def test_mixed_folder_through_the_pipeline(corpora_dir, tmp_path):
-    manifest = execute(trajectories.build_spec([str(_mixed(corpora_dir, tmp_path))]), str(tmp_path / "out"))
+    manifest = execute(trajectories.build_spec(TrajectoriesJob(inputs=(str(_mixed(corpora_dir, tmp_path)),))), str(tmp_path / "out"))
     assert manifest["stages"]["read"]["rejected"] == {}
     assert manifest["stages"]["join"]["out"] == sum(EXPECTED.values())

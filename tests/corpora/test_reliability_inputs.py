@@ -14,6 +14,7 @@ from swemine.corpora.inputs import expand_inputs, iter_documents, repair_surroga
 from swemine.corpora.normalize import normalize_paths, read_unit
 from swemine.corpora.records import Info, Reject
 from swemine.pipelines import runner, trajectories
+from swemine.pipelines.configs import FilterConfig, TrajectoriesJob
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories"
 GOOD = SAMPLES / "swe-agent" / "samples__calc-1.traj"
@@ -57,8 +58,8 @@ def test_run_with_a_surrogate_file_keeps_the_good_files(tmp_path):
     src.mkdir()
     (src / "good.traj").write_bytes(GOOD.read_bytes())
     (src / "sur.traj").write_text(_with_lone_surrogate(GOOD.read_text()).replace("samples__calc-1", "samples__x-9"))
-    manifest = runner.execute(trajectories.build_spec([str(src)], num_buckets=1,
-                                                      filters={"secrets": "off"}), str(tmp_path / "out"))
+    job = TrajectoriesJob(inputs=(str(src),), shards=1, filters=FilterConfig(scrub_secrets="off"))
+    manifest = runner.execute(trajectories.build_spec(job), str(tmp_path / "out"))
     read = manifest["stages"]["read"]
     assert read["out"] == 2 and read["rejected"] == {} and read["info"]["repaired_surrogates"] == 1
     assert manifest["balance_problems"] == []

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from swemine.filters.secrets import SecretScanner, scrub_row, secrets_stage_fn
+from swemine.pipelines.configs import FilterConfig, TrajectoriesJob
 
 GH = "ghp_" + "Fk3" * 12                                       # GitHub token shape, fictional
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"          # AWS's documented example secret key
@@ -125,7 +126,7 @@ def test_no_secret_reaches_any_shard(tmp_path, mode):
     samples = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories"
     src = _chat_dir_with_secrets(tmp_path, samples)
     out = tmp_path / "out"
-    manifest = runner.execute(trajectories.build_spec([str(src)], num_buckets=1, filters={"secrets": mode}), str(out))
+    manifest = runner.execute(trajectories.build_spec(TrajectoriesJob(inputs=(str(src),), shards=1, filters=FilterConfig(scrub_secrets=mode))), str(out))
     shards = {p.parent.name: pq.read_table(p).to_pylist() for p in out.rglob("*.parquet")}
     blob = json.dumps(shards)
     assert GH not in blob and "s3cr3tPassw0rd" not in blob

@@ -3,9 +3,9 @@ with a stand-in for the CUDA-only kernel, against sdpa on the same packed rows; 
 import pytest
 import torch
 import transformers
-from conftest import tiny_config
 
 from swemine.launchers import attention, packing
+from tests.launchers.conftest import tiny_config
 
 CALLS = []
 

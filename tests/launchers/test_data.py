@@ -2,9 +2,9 @@
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import chat_rows, train_tokenizer, write_chat
 
 from swemine.launchers import data
+from tests.launchers.conftest import chat_rows, train_tokenizer, write_chat
 
 
 def test_psm_and_spm_layouts_use_the_family_tokens(tokenizer):

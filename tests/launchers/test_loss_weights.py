@@ -4,10 +4,10 @@ import datasets
 import pytest
 import torch
 import transformers
-from conftest import tiny_config
 
 from swemine.launchers import packing, train
 from swemine.launchers.data import IGNORE_INDEX
+from tests.launchers.conftest import tiny_config
 
 
 def test_weights_are_packed_with_their_tokens():

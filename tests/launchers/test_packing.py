@@ -2,10 +2,10 @@
 import pytest
 import torch
 import transformers
-from conftest import tiny_config
 
 from swemine.launchers import packing
 from swemine.launchers.data import IGNORE_INDEX
+from tests.launchers.conftest import tiny_config
 
 
 def test_next_fit_and_row_layout():

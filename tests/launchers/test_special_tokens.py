@@ -11,6 +11,7 @@ from swemine.launchers import data
 from swemine.miners.fim.formats import FAMILIES, SPECIAL_STRINGS, layout, render
 from swemine.miners.fim.mine import SPECIAL_IN_CONTENT, mine_files
 from swemine.miners.fim.scoring import FimConfig
+from tests.launchers.conftest import train_tokenizer
 from tests.miners.fim.special_file import source, special_file
 
 CODE = "tags = [" + ", ".join(repr(s) for s in SPECIAL_STRINGS) + "]\n"       # every family's strings
@@ -88,8 +89,6 @@ def test_mined_file_with_every_family_token_encodes_to_its_sentinels(family_toke
 
 
 def test_family_eos_ends_raw_samples_and_a_missing_one_is_an_error(sources):
-    from conftest import train_tokenizer
-
     row = {"prefix": "def f():\n", "middle": "    return 1\n", "suffix": "\n"}
     q = FAMILIES["qwen2.5-coder"]
     instruct = train_tokenizer(sources, specials=q.strings(), vocab_size=600, eos="<|im_end|>")

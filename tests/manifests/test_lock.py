@@ -14,6 +14,7 @@ import pytest
 
 from swemine.manifests.lock import LOCK_NAME, LockError, output_lock
 from swemine.pipelines import runner, trajectories
+from swemine.pipelines.configs import TrajectoriesJob
 
 SAMPLE = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories" / "swe-agent"
 HOLD = "from swemine.manifests.lock import output_lock\nimport sys,time\nwith output_lock(sys.argv[1]):\n" \
@@ -36,7 +37,7 @@ def test_second_run_refuses_while_the_first_holds_the_folder(holder):
     out, proc = holder
     owner = json.loads((out / LOCK_NAME).read_text())
     assert owner["pid"] == proc.pid and owner["host"] == socket.gethostname()
-    spec = trajectories.build_spec([str(SAMPLE)], num_buckets=1)
+    spec = trajectories.build_spec(TrajectoriesJob(inputs=(str(SAMPLE),), shards=1))
     with pytest.raises(LockError, match=f"pid {proc.pid} on {socket.gethostname()}"):
         runner.execute(spec, str(out))
     assert not (out / "manifest.json").exists() and not (out / "_tmp").exists()
@@ -47,7 +48,7 @@ def test_a_killed_owner_leaves_a_stale_lock_that_is_taken_over(holder, caplog):
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     assert (out / LOCK_NAME).exists()                      # kill -9: nothing cleaned up
-    manifest = runner.execute(trajectories.build_spec([str(SAMPLE)], num_buckets=1), str(out))
+    manifest = runner.execute(trajectories.build_spec(TrajectoriesJob(inputs=(str(SAMPLE),), shards=1)), str(out))
     assert manifest["stages"]["read"]["out"] > 0
     assert f"stale lock of pid {proc.pid}" in caplog.text
     assert not (out / LOCK_NAME).exists()                  # released after the run

@@ -153,17 +153,24 @@ def test_cli_refuses_without_token(real_run, monkeypatch, tmp_path, capsys):
     assert "no Hugging Face token" in capsys.readouterr().err
 
 
-def test_cli_refuses_rows_with_private_findings(real_run, monkeypatch, capsys):
-    """The real run's rows quote user home folders from issue texts (/home/<name>/...): refused before any upload."""
+def test_cli_refuses_rows_with_private_findings(real_run, corpora_dir, tmp_path, monkeypatch, capsys):
+    """An unscrubbed run quotes user home folders from issue texts (/home/<name>/.local/...): refused before any
+    upload; the scrubbed, portable real run has none of them."""
+    from swemine.pipelines import runner, trajectories
+    from swemine.pipelines.configs import FilterConfig, TrajectoriesJob
+
     def refuse(*args, **kwargs):
         raise AssertionError("network call before the privacy check")
     monkeypatch.setattr(socket.socket, "connect", refuse)
-    assert cli_main(["publish", str(real_run), "--repo-id", "org/none"]) == 2
+    raw = tmp_path / "raw"
+    runner.execute(trajectories.build_spec(TrajectoriesJob(inputs=(str(corpora_dir / "swe-agent"),), shards=1,
+                                                           filters=FilterConfig(scrub_secrets="off"))), str(raw))
+    assert cli_main(["publish", str(raw), "--repo-id", "org/none", "--allow-unscrubbed"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith("cannot publish: the rows hold ") and "home_path" in err and "--allow-findings" in err
+    assert err.startswith("cannot publish: the rows hold home_path ") and "--allow-findings" in err
     assert cli_main(["publish", str(real_run), "--repo-id", "org/dry", "--dry-run"]) == 0
     out = capsys.readouterr().out
-    assert "privacy scan: 37 row(s); secret 0," in out
+    assert "privacy scan: 37 row(s); secret 0, email 0, ip_address 0, home_path 0, local_root 0," in out
 
 
 def test_transient_classification_and_backoff_waits():

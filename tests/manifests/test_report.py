@@ -128,4 +128,4 @@ def test_report_opens_with_a_summary(real_run, tmp_path):
     assert page.index("id='summary'") < page.index("<h2>" + label) and "not decontaminated" in page
     stage_rows = re.findall(r"<tr><td>(\w+)</td><td>\d+</td>", page)
     # the order the job applies its stages: the task files are read first, then the dumps, then the join
-    assert stage_rows == m["stage_order"] == ["tasks", "read", "join"]
+    assert stage_rows == m["stage_order"] == ["tasks", "read", "join", "secrets"]         # scrubbing is on by default

@@ -16,7 +16,7 @@ from tests.gitutil import commit_files, init_repo
 # Every flag each job took before the configs became dataclasses, with a value when it takes one.
 FILTER_FLAGS = [("--benchmark", "b.jsonl"), ("--decontam-levels", "instance"), ("--cutoff-date", "2024-01-01"),
                 ("--undated", "drop"), ("--grey-repo", "a/b"), ("--repo-alias", "a/b=c/d"), ("--repo-git", "a/b=."),
-                ("--ngram-n", "8"), ("--scrub-secrets", "scrub"), ("--license-allow", "MIT"), ("--license-map", "m"),
+                ("--ngram-n", "8"), ("--scrub-secrets", "drop"), ("--license-allow", "MIT"), ("--license-map", "m"),
                 ("--quality", None), ("--keep-shortest", "2"), ("--dedup", "near"), ("--dedup-threshold", "0.7")]
 OLD_FLAGS = {
     "trajectories": [("--input", "x"), ("--tasks", "t"), ("--max-file-bytes", "9")],

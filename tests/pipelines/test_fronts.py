@@ -8,6 +8,7 @@ from apache_beam.testing.util import assert_that, equal_to
 
 from swemine.corpora.samples import sample_root
 from swemine.corpora.tasks import load_tasks, pick_task
+from swemine.pipelines.configs import TrajectoriesJob
 from swemine.pipelines.fronts import read_tasks, read_trajectories, trajectories
 from swemine.pipelines.runner import beam_options
 
@@ -38,7 +39,7 @@ def test_groups_carry_the_picked_task_and_joined_trajectories(tmp_path):
     chosen = min(both, key=lambda t: t["record_id"])["patch"]
     with beam.Pipeline(options=beam_options([])) as p:
         tasks, _ = read_tasks(p, [TASKS, other])
-        groups, _ = read_trajectories(p, [f"{ROOT}/trajectories"], 1 << 30, tasks, task_fields=None)
+        groups, _ = read_trajectories(p, TrajectoriesJob(inputs=(f"{ROOT}/trajectories",)), tasks, task_fields=None)
         calc1 = groups | beam.Filter(lambda g: g["instance_id"] == "samples__calc-1")
         assert_that(calc1 | beam.Map(lambda g: (g["task"]["patch"] == chosen, len(g["trajs"]) > 0,
                                                 {t["repo"] for t in g["trajs"]})),
@@ -54,7 +55,7 @@ def test_without_inputs_every_task_is_one_group(tmp_path):
     n_instances = len({t["instance_id"] for t in load_tasks([TASKS])})
     with beam.Pipeline(options=beam_options([])) as p:
         tasks, _ = read_tasks(p, [TASKS, other])
-        groups, rejects = read_trajectories(p, [], 1 << 30, tasks, task_fields=None)
+        groups, rejects = read_trajectories(p, TrajectoriesJob(), tasks, task_fields=None)
         assert rejects == []
         shapes = groups | beam.Map(lambda g: (len(g["trajs"]), g["task"] is not None))
         assert_that(shapes | beam.combiners.Count.Globally(), equal_to([n_instances]), label="OnePerInstance")

@@ -251,9 +251,10 @@ def test_steps_are_indexes_even_where_the_source_repeats_its_numbers(corpora_dir
     assert [s["source_index"] for s in traj["steps"]][8:11] == [8, 8, 8]        # one transition, three actions
     item = dg.make_item(traj)
     d = dg.RuleDiagnoser().diagnose(item)
-    assert (d["error_step"], d["error_category"]) == (15, "loop") and dg.verify(item, d) == []
+    # steps 13 and 14 send the same PlanToCode call and get the same "Span not found" answer: 14 repeats 13
+    assert (d["error_step"], d["error_category"]) == (14, "repeated_action") and dg.verify(item, d) == []
     rec = dg.build_record(item, d, "rules-v1")
-    assert (rec["error_step"], rec["error_source_step"]) == (15, traj["steps"][15]["source_index"])
+    assert (rec["error_step"], rec["error_source_step"]) == (14, 11) == (14, traj["steps"][14]["source_index"])
 
 
 def test_llm_prompt_holds_evidence_and_answers_use_step_indexes(corpora_dir, tmp_path):
