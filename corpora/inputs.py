@@ -36,8 +36,11 @@ DEFAULT_MAX_BYTES = 1 << 30
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)     # libyaml when available: ~10x faster
 STAGE = "read"
 OUTSIDE = "outside_input"
+COMPANION = "companion"      # a file a reader takes in with the trajectory beside it (counted, not rejected)
 _CHUNK = 1 << 20
 
+#: Companion files: (file names, predicate over the names in their folder), see :func:`register_companion_files`.
+COMPANION_FILES: list[tuple[frozenset[str], Callable[[set[str]], bool]]] = []
 #: Directory formats: name -> predicate over the set of file names directly inside a directory.
 DIRECTORY_FORMATS: dict[str, Callable[[set[str]], bool]] = {}
 #: Text formats: predicates over (logical file name, decoded text); a match yields the text as one document.
@@ -95,6 +98,13 @@ def register_directory_format(name: str, predicate: Callable[[set[str]], bool]) 
     DIRECTORY_FORMATS[name] = predicate
 
 
+def register_companion_files(names: frozenset[str], beside: Callable[[set[str]], bool]) -> None:
+    """Declare that files called ``names`` are read by a reader together with a trajectory in the same folder when
+    ``beside(file names of that folder)`` holds: they become ``COMPANION`` units, counted as
+    ``read.info.companion_files`` instead of being rejected as unsupported."""
+    COMPANION_FILES.append((frozenset(names), beside))
+
+
 def register_text_format(predicate: Callable[[str, str], bool]) -> None:
     """Declare that non-JSON text files satisfying ``predicate(name, text)`` are one ``str`` document each."""
     TEXT_FORMATS.append(predicate)
@@ -132,10 +142,13 @@ def _walk_local(top: str, follow_symlinks: bool) -> Iterator[Unit]:
             full = os.path.join(dirpath, d)
             if os.path.islink(full) and not follow_symlinks and not _inside(os.path.realpath(full), root):
                 yield Unit(full, OUTSIDE, top)
+        names = set(filenames)
+        companions = {f for files, beside in COMPANION_FILES if beside(names) for f in names & files}
         for f in sorted(filenames):
             full = os.path.join(dirpath, f)
             outside = os.path.islink(full) and not _inside(os.path.realpath(full), root)
-            yield Unit(full, OUTSIDE if outside and not follow_symlinks else "file", top)
+            kind = COMPANION if f in companions else "file"
+            yield Unit(full, OUTSIDE if outside and not follow_symlinks else kind, top)
 
 
 def expand_inputs(inputs: list[str], follow_symlinks: bool = False) -> list[Unit]:

@@ -10,6 +10,7 @@ from typing import Any
 
 from swemine.corpora import formats as fmts
 from swemine.corpora.inputs import (
+    COMPANION,
     OUTSIDE,
     CorruptCompressed,
     DocSource,
@@ -72,6 +73,9 @@ def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:
 
 
 def _read_unit(unit: Unit, max_bytes: int) -> Iterator[dict]:
+    if unit.kind == COMPANION:
+        yield Info(companion_files=1)
+        return
     if unit.kind == OUTSIDE:
         yield make_reject(STAGE, OUTSIDE, "symlink to a path outside the input folder (use --follow-symlinks to "
                           "read it)", uri=unit.uri)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from swemine.corpora.formats import aider, autocoderover
+from swemine.corpora.formats import aider, autocoderover, message_list
 from swemine.corpora.formats.base import LABEL_PRIORITY, Format
 from swemine.corpora.formats.chat_rows import OpenAIChatRow, SweAgentRow
 from swemine.corpora.formats.claude_code import ClaudeCodeSession
@@ -28,7 +28,7 @@ from swemine.corpora.formats.run_labels import (
 )
 from swemine.corpora.formats.swe_agent import SweAgentHistory, SweAgentTraj
 from swemine.corpora.formats.who_and_when import WhoAndWhen
-from swemine.corpora.inputs import register_directory_format, register_text_format
+from swemine.corpora.inputs import register_companion_files, register_directory_format, register_text_format
 
 FORMATS: list[Format] = [
     autocoderover.AcrEvalReport(),   # before the generic report/result formats: its labels cover the run folder
@@ -63,6 +63,7 @@ DIRECTORY_READERS: dict[str, Callable[[str], Iterator[dict]]] = {}
 register_directory_format(autocoderover.NAME, autocoderover.is_acr_dir)
 DIRECTORY_READERS[autocoderover.NAME] = autocoderover.read_acr_dir
 register_text_format(aider.is_history)
+register_companion_files(frozenset({"patch.diff", "issue.txt", "gold.diff"}), message_list.has_run_file)
 
 __all__ = ["FORMATS", "DIRECTORY_READERS", "LABEL_PRIORITY", "Format", "detect"]
 

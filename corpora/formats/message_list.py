@@ -145,6 +145,12 @@ def instance_id_for(uri: str) -> str:
     return posixpath.basename(posixpath.dirname(uri)) if stem.lower() in _GENERIC_NAMES else stem
 
 
+def has_run_file(names: set[str]) -> bool:
+    """Whether a folder holding ``names`` can hold a run this reader joins its side files to (a JSON file other
+    than the harness report)."""
+    return any(n.endswith(".json") and n != "report.json" for n in names)
+
+
 def _side_text(folder: str, name: str) -> str | None:
     """The text of ``folder/name`` (None when absent or unreadable)."""
     try:

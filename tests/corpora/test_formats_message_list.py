@@ -1,6 +1,7 @@
 """A run stored as one JSON list of chat messages (the hand-labelled OpenHands runs), with the per-instance
 files beside it joined; Anthropic blocks, several calls per message and damaged lists on small inputs."""
 import json
+import pathlib
 
 import pytest
 
@@ -31,9 +32,9 @@ def test_labelled_run_steps_patch_and_report(corpora_dir):
     assert last["thought"].startswith("The implementation handles all edge cases correctly!")
     assert last["observation"].startswith("Please continue working on the task")
     assert t["final_patch"].startswith("diff --git a/astropy/coordinates/builtin_frames/__init__.py b/astropy/")
-    assert t["final_patch_source"].endswith("trajectories/astropy__astropy-13398/patch.diff")
+    assert t["final_patch_source"] == "patch.diff:astropy__astropy-13398/patch.diff"     # portable: <root>/<file>
     assert t["resolved"] is False
-    assert t["resolved_source"].endswith("trajectories/astropy__astropy-13398/report.json")
+    assert t["resolved_source"].endswith("astropy__astropy-13398/report.json")
     assert t["problem_statement"].startswith("A direct approach to ITRS to Observed transformations")
     extra = json.loads(t["extra_json"])
     assert extra["gold_patch"].startswith("diff --git a/astropy/coordinates/builtin_frames/__init__.py")
@@ -59,8 +60,7 @@ def test_a_turn_without_a_tool_call_mid_run_keeps_the_call_numbering(corpora_dir
 def test_every_labelled_run_reads_with_labels_inside_it(corpora_dir):
     trajs, rejects = normalize_paths([str(corpora_dir / LABELLED / "trajectories")])
     assert len(trajs) == 54 and all(t["resolved"] is False for t in trajs)
-    assert {r["reason"] for r in rejects} == {"unsupported_file_type"}       # patch.diff, issue.txt, gold.diff
-    assert len(rejects) == 3 * 54
+    assert rejects == []          # patch.diff, issue.txt and gold.diff are read with their run (companion files)
     by_id = {t["instance_id"]: t for t in trajs}
     for line in (corpora_dir / LABELLED / "labels.jsonl").read_text().splitlines():
         label = json.loads(line)
@@ -120,3 +120,17 @@ def test_a_folder_with_a_generic_name_and_a_flat_report(tmp_path):
         "pylint-dev__pylint-9", True, "openai-chat", "")
     assert json.loads(traj["extra_json"])["tests"] == {"FAIL_TO_PASS": {"passed": 0, "failed": []},
                                                        "PASS_TO_PASS": {"passed": 0, "failed": []}}
+
+
+def test_side_files_are_counted_as_companions_not_rejected(corpora_dir):
+    from swemine.corpora.inputs import COMPANION, expand_inputs
+    from swemine.corpora.normalize import normalize_paths
+
+    iid = "astropy__astropy-7606"
+    folder = corpora_dir / "failure-labels/issuesolving-openhands/trajectories" / iid
+    kinds = {pathlib.Path(u.uri).name: u.kind for u in expand_inputs([str(folder)])}
+    side = {n for n in ("patch.diff", "issue.txt", "gold.diff") if (folder / n).exists()}
+    assert side and {n: kinds[n] for n in side} == dict.fromkeys(side, COMPANION)
+    assert kinds[f"{iid}.json"] == "file"
+    trajs, rejects = normalize_paths([str(folder)])
+    assert len(trajs) == 1 and [r["reason"] for r in rejects] == []
