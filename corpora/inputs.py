@@ -79,14 +79,19 @@ class DocSource:
 
 def portable_record(rec: dict, unit: Unit) -> dict:
     """``rec`` with the input root made portable in its ``source_uri`` and every other top-level text that names a
-    file under it (``resolved_source``, ``extra_json``), and a reject's id, which hashes the uri, recomputed."""
+    file under it (``resolved_source``, a label's ``run_root``, ``extra_json``), and a reject's id, which hashes the
+    uri, recomputed."""
     out = type(rec)(rec)
     prefix = unit.root.rstrip(os.sep) + os.sep
     named = unit.portable(prefix + "x")[:-1]
+    root = unit.root.rstrip(os.sep)
     for key, value in rec.items():
-        if isinstance(value, str) and prefix in value:
+        if value == root:                              # a label's run_root at the input root itself
+            out[key] = named.rstrip("/")
+        elif isinstance(value, str) and prefix in value:
             out[key] = value.replace(prefix, named)
-    out["source_uri"] = unit.portable(rec["source_uri"])
+    if rec.get("source_uri"):
+        out["source_uri"] = unit.portable(rec["source_uri"])
     if isinstance(rec, Reject):
         out["record_id"] = content_id("reject", rec["stage"], rec["reason"], out["source_uri"],
                                       rec["source_locator"], rec["subject_id"], rec["message"])

@@ -66,10 +66,7 @@ def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:
     """Every trajectory, label and reject one input unit yields (plus ``Info`` counts of repaired text), with
     portable provenance: ``source_uri`` relative to the input root (see :meth:`Unit.portable`)."""
     for rec in _read_unit(unit, max_bytes):
-        uri = rec.get("source_uri") if not isinstance(rec, Info) else None
-        if uri and unit.root:
-            rec = portable_record(rec, unit)
-        yield rec
+        yield portable_record(rec, unit) if unit.root and not isinstance(rec, Info) else rec
 
 
 def _read_unit(unit: Unit, max_bytes: int) -> Iterator[dict]:

@@ -8,6 +8,7 @@ import subprocess
 
 import pyarrow.parquet as pq
 
+from swemine.corpora.normalize import normalize_paths
 from swemine.pipelines.cli import main
 from tests.gitutil import build_history, commit_files
 from tests.miners.fim.test_rationale import _work_file
@@ -51,6 +52,10 @@ def test_same_data_from_two_folders_gives_identical_shards(corpora_dir, tmp_path
         assert first == second and first, job
     rows = pq.read_table(next((tmp_path / "a" / "out-trajectories" / "data").glob("*.parquet"))).to_pylist()
     assert all(r["source_uri"].startswith("dumps/mini-swe-agent/") for r in rows)
+    # run labels still find their trajectories under portable uris: as many as reading the corpus where it lies
+    direct = {t["record_id"]: t["resolved"] for t in normalize_paths([str(corpora_dir / "mini-swe-agent")])[0]}
+    assert {r["record_id"]: r["resolved"] for r in rows} == direct
+    assert sum(v is not None for v in direct.values()) == len(direct) == 36
 
 
 def test_tasks_and_fim_rows_name_repositories_not_folders(tmp_path):
