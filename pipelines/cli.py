@@ -43,6 +43,8 @@ def add_common_run_arguments(p: argparse.ArgumentParser, defaults_only: bool = F
         return
     p.add_argument("--input", action="append", default=[], help="file, directory, glob or URL (repeatable)")
     p.add_argument("--tasks", action="append", default=[], help="task file or Hub dataset name (repeatable)")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                   help="local processes (default: the machine's cores); shards are the same for any N")
 
 
 def summarize(manifest: dict, out=None) -> None:
@@ -73,7 +75,7 @@ def _run(args, beam_args: list[str]) -> int:
     mod = importlib.import_module(PIPELINES[args.pipeline])
     spec = mod.spec_from_args(args)
     output = args.output or os.path.join(DEFAULT_OUTPUT_ROOT, args.pipeline)
-    manifest = runner.execute(spec, output, beam_args, force=args.force)
+    manifest = runner.execute(spec, output, beam_args, force=args.force, workers=args.workers)
     if manifest.get("dry_run"):
         print(f"dry run {manifest['run_id']}: job built, state {manifest['state']}; nothing was submitted")
         return 0

@@ -32,6 +32,7 @@ from swemine.filters.dedup import (
 from swemine.filters.fields import FieldSpec, spec_for
 from swemine.filters.text import exact_key
 from swemine.pipelines.stage import FILTERED, Counters, route
+from swemine.pipelines.workers import broadcast, exchange
 
 
 class _KeepOne(beam.DoFn):
@@ -79,6 +80,8 @@ class _NearResolve(beam.DoFn):
     def process(self, kv):
         rid, grouped = kv
         recs = list(grouped["rec"])
+        if not recs:                    # --workers: every process knows every component, holds some records
+            return
         comps = list(grouped["comp"])
         cid, size = comps[0] if comps else (rid, 1)
         self.counters.inc("in", len(recs))
@@ -107,17 +110,17 @@ class Dedup(beam.PTransform):
         cfg, spec, rtype = self.cfg, self.spec, self.record_type
         kept, filtered = pcoll, []
         if cfg.exact:
-            res = (kept
-                   | "ExactKey" >> beam.Map(lambda r: (exact_key(dedup_text(r, spec)), r))
+            res = (exchange(kept | "ExactKey" >> beam.Map(lambda r: (exact_key(dedup_text(r, spec)), r)),
+                            "ToExactKey", key=lambda kv: kv[0])
                    | "ExactGroup" >> beam.GroupByKey()
                    | "ExactKeep" >> beam.ParDo(_KeepOne(EXACT_STAGE, "exact_duplicate", rtype, _exact_evidence)
                                                ).with_outputs(FILTERED, main="main"))
             kept, filtered = res.main, filtered + [res[FILTERED]]
         if cfg.near:
-            edges = (kept
-                     | "Bands" >> beam.FlatMap(lambda r: [(k, r["record_id"]) for k in record_bands(r, spec, cfg)])
-                     | "BandGroup" >> beam.GroupByKey()
-                     | "Edges" >> beam.FlatMap(lambda kv: bucket_edges(kv[1]))
+            bands = kept | "Bands" >> beam.FlatMap(lambda r: [(k, r["record_id"]) for k in record_bands(r, spec, cfg)])
+            edges = (broadcast(exchange(bands, "ToBand", key=lambda kv: kv[0])
+                               | "BandGroup" >> beam.GroupByKey()
+                               | "Edges" >> beam.FlatMap(lambda kv: bucket_edges(kv[1])), "ShareEdges")
                      | "DistinctEdges" >> beam.Distinct())
             comps = (edges
                      | "AllEdges" >> beam.combiners.ToList()

@@ -42,6 +42,7 @@ from swemine.pipelines.filtering import (
 )
 from swemine.pipelines.runner import Built, PipelineSpec, combine_summaries
 from swemine.pipelines.stage import FILTERED, Counters, apply_stage
+from swemine.pipelines.workers import broadcast, exchange, gather, owns
 
 OUTPUT = "fim/train"
 LLM_CACHE = os.path.join(os.path.expanduser("~"), ".cache", "swemine", "llm")
@@ -95,9 +96,12 @@ def read_repo(spec: str, max_bytes: int):
     try:
         repo = open_repo(path)
     except (RepoError, OSError) as exc:
-        yield make_reject(READ_STAGE, "repo_unavailable", str(exc), uri=spec)
+        if owns(spec):                  # every --workers process opens every repo; one reports it
+            yield make_reject(READ_STAGE, "repo_unavailable", str(exc), uri=spec)
         return
-    yield from repo.iter_source_files(commit=commit, max_bytes=max_bytes)
+    commit = commit or repo.head()
+    yield from repo.iter_source_files(commit=commit, max_bytes=max_bytes,
+                                      keep=lambda p: owns(file_key({"repo": repo.name, "commit": commit, "path": p})))
 
 
 def _parse_factory(max_bytes: int):
@@ -185,21 +189,24 @@ def _rationale_factory(llm: dict):
 
 
 def _select_factory(cfg: FimConfig):
-    return lambda kv: select_repo(list(kv[1]), cfg)
+    return lambda kv: select_repo(list(kv[1]), cfg, keep=owns)
 
 
 def build(p, ctx) -> Built:
     c = ctx.config
     cfg = FimConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in c["fim"].items()})
     stamp = lambda r: {**r, "config_hash": ctx.config_hash}  # noqa: E731
+    # --workers: each process reads the files it owns, sees every structure, selects its own files
     files, read_rej, _ = apply_stage(p | "Repos" >> beam.Create(c["repos"]), READ_STAGE,
-                                     lambda: (lambda spec: read_repo(spec, c["max_file_bytes"])), fanout=True)
+                                     lambda: (lambda spec: read_repo(spec, c["max_file_bytes"])), fanout=True,
+                                     owned=owns)
     structures, parse_rej, _ = apply_stage(files, PARSE_STAGE, lambda: _parse_factory(c["max_file_bytes"]))
-    by_repo = (structures | "KeyRepo" >> beam.Map(lambda fs: (f"{fs.repo}@{fs.commit}", fs))
-               | "GroupRepo" >> beam.GroupByKey())
-    sels, _, sel_filtered = apply_stage(by_repo, SELECT_STAGE, lambda: _select_factory(cfg), fanout=True)
+    by_repo = gather(structures, "GroupRepo", key=lambda fs: f"{fs.repo}@{fs.commit}")
+    sels, _, sel_filtered = apply_stage(by_repo, SELECT_STAGE, lambda: _select_factory(cfg), fanout=True,
+                                        owned=lambda kv: owns(kv[0]))
     counted = sels | "CountSelections" >> beam.ParDo(_CountSelections())
-    fractions = (sels | "TargetSizes" >> beam.FlatMap(target_counts) | "CountSizes" >> beam.CombinePerKey(sum)
+    sizes = broadcast(sels | "TargetSizes" >> beam.FlatMap(target_counts), "AllTargetSizes")
+    fractions = (sizes | "CountSizes" >> beam.CombinePerKey(sum)
                  | "AsDict" >> beam.combiners.ToDict()
                  | "Fractions" >> beam.Map(lambda d: mixture_fractions({k: d.get(k, 0) for k in FIM_SPLITS},
                                                                       tuple(cfg.mixture))))
@@ -210,9 +217,10 @@ def build(p, ctx) -> Built:
     keyed_files = files | "KeyFile" >> beam.Map(lambda src: (file_key(src), src))
     sources = {"sel": keyed_sels, "src": keyed_files}
     if c["format"] == "repo":
-        requests = keyed_sels | "ContextRequests" >> beam.FlatMap(_context_requests)
-        sources["ctx"] = ({"req": requests, "src": keyed_files} | "JoinContext" >> beam.CoGroupByKey()
-                          | "RouteContext" >> beam.FlatMap(_route_context))
+        requests = exchange(keyed_sels | "ContextRequests" >> beam.FlatMap(_context_requests), "ToContextFile",
+                            key=lambda kv: kv[0])
+        sources["ctx"] = exchange({"req": requests, "src": keyed_files} | "JoinContext" >> beam.CoGroupByKey()
+                                  | "RouteContext" >> beam.FlatMap(_route_context), "ToRequester", key=lambda kv: kv[0])
     joined = sources | "JoinContent" >> beam.CoGroupByKey()
     rows, emit_rej, _ = apply_stage(joined, EMIT_STAGE, lambda: _emit_factory(
         c["format"], c["model_family"], ctx.config_hash, cfg.repo_context_chars), fanout=True)
@@ -282,7 +290,7 @@ def build_spec(repos: list[str] | None = None, fmt: str = "chat", family: str = 
     if llm:
         config["llm"] = dict(llm)
     return PipelineSpec(name="fim", config=config, outputs={OUTPUT: FIM_SCHEMA}, build=build,
-                        num_buckets=num_buckets or 1,
+                        num_buckets=num_buckets or 1, partitionable=True,
                         summarize=combine_summaries(summarize, contamination_summarizer(config["filters"])))
 
 

@@ -24,8 +24,9 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from swemine.corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
 from swemine.manifests import manifest as mf
-from swemine.manifests.shards import TMP_DIR, bucket_of, finalize_shards, write_bucket
+from swemine.manifests.shards import TMP_DIR, bucket_of, finalize_shards
 from swemine.pipelines import dataflow
+from swemine.pipelines import workers as pipeline_workers
 
 log = logging.getLogger("swemine")
 
@@ -58,6 +59,7 @@ class PipelineSpec:
     build: Callable[[beam.Pipeline, RunContext], Built]
     input_uris: list[str] = field(default_factory=list)
     num_buckets: int | None = None                    # shards per output; default from input size
+    partitionable: bool = False                       # build() is written for --workers (see pipelines.workers)
     summarize: Callable[[str, dict], dict] | None = None  # extra manifest entries from the written run
 
 
@@ -93,10 +95,11 @@ class WriteShards(beam.PTransform):
 
     def expand(self, pcoll):
         n, output, prefix, schema = self.num_buckets, self.output, self.prefix, self.schema
+        write = pipeline_workers.bucket_writer()
         return (pcoll
                 | "Key" >> beam.Map(lambda r: (bucket_of(r["record_id"], n), r))
                 | "Group" >> beam.GroupByKey()
-                | "Write" >> beam.MapTuple(lambda b, rows: write_bucket(output, prefix, b, schema, rows)))
+                | "Write" >> beam.MapTuple(lambda b, rows: write(output, prefix, b, schema, rows)))
 
 
 def _default_buckets(inputs: list[dict]) -> int:
@@ -113,6 +116,29 @@ def _counters(result) -> list[tuple[str, int]]:
     return out
 
 
+def _schemas(spec: PipelineSpec) -> dict[str, pa.Schema]:
+    return {**spec.outputs, REJECTS_PREFIX: REJECT_SCHEMA, FILTERED_PREFIX: FILTERED_SCHEMA}
+
+
+def _run(spec: PipelineSpec, output: str, beam_args: list[str] | None, inputs: list[dict]) -> list[tuple[str, int]]:
+    """Run the pipeline writing its buckets under ``output``; return its counters."""
+    p, _ = construct(spec, output, beam_args, inputs)
+    result = p.run()
+    result.wait_until_finish()
+    return _counters(result)
+
+
+def _run_workers(spec: PipelineSpec, output: str, beam_args: list[str] | None, inputs: list[dict],
+                 n: int) -> list[tuple[str, int]]:
+    """``n`` partitions of the pipeline in ``n`` processes, their buckets merged into ``output``."""
+    root, counters = pipeline_workers.run_partitioned(lambda out: _run(spec, out, beam_args, inputs), n)
+    try:
+        pipeline_workers.merge_buckets(root, n, output, _schemas(spec))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return counters
+
+
 def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
               inputs: list[dict] | None = None) -> tuple[beam.Pipeline, dict]:
     """Build (not run) the Beam pipeline of ``spec`` writing into ``output``; returns it with the shard schemas."""
@@ -121,7 +147,7 @@ def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = Non
     if inputs is None:
         inputs = mf.input_listing(spec.input_uris)
     n_buckets = spec.num_buckets or _default_buckets(inputs)
-    schemas = {**spec.outputs, REJECTS_PREFIX: REJECT_SCHEMA, FILTERED_PREFIX: FILTERED_SCHEMA}
+    schemas = _schemas(spec)
     ctx = RunContext(config=cfg, config_hash=cfg_hash, output=output)
     p = beam.Pipeline(options=beam_options(dataflow.with_staging(list(beam_args or []))))
     built = spec.build(p, ctx)
@@ -140,8 +166,11 @@ def dry_run(spec: PipelineSpec, output: str, beam_args: list[str]):
     return p.run()
 
 
-def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None, force: bool = False) -> dict:
-    """Run ``spec`` into ``output``; return the manifest. A finished run with the same config is a no-op."""
+def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None, force: bool = False,
+            workers: int = 1) -> dict:
+    """Run ``spec`` into ``output``; return the manifest. A finished run with the same config is a no-op.
+
+    ``workers`` > 1 runs a partitionable spec on a local runner as that many processes (same shards)."""
     cfg = {"pipeline": spec.name, **spec.config}
     cfg_hash = mf.config_hash(cfg)
     if dataflow.is_dry_run(list(beam_args or [])):
@@ -159,11 +188,12 @@ def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
         fs.rm(f"{root}/{TMP_DIR}", recursive=True)
     fs.makedirs(root, exist_ok=True)
     inputs = mf.input_listing(spec.input_uris)
-    p, schemas = construct(spec, output, beam_args, inputs)
-    result = p.run()
-    result.wait_until_finish()
-    stages = mf.stage_counters(_counters(result))
-    infos = finalize_shards(output, schemas)
+    if workers > 1 and spec.partitionable and pipeline_workers.is_local(list(beam_args or [])):
+        counters = _run_workers(spec, output, beam_args, inputs, workers)
+    else:
+        counters = _run(spec, output, beam_args, inputs)
+    stages = mf.stage_counters(counters)
+    infos = finalize_shards(output, _schemas(spec))
     extra = spec.summarize(output, stages) if spec.summarize else None
     manifest = mf.build_manifest(pipeline=spec.name, config=cfg, cfg_hash=cfg_hash, inputs=inputs, stages=stages,
                                  outputs=[i.as_dict() for i in infos], started=started, extra=extra)

@@ -63,15 +63,17 @@ class StageDoFn(beam.DoFn):
 
     ``fanout=True`` marks stages that legitimately emit several records per input (readers, miners that
     emit one record per function...): the manifest then does not require ``in = out + rejected + filtered``.
-    ``in_weight`` lets a stage count something other than one per element (e.g. files).
+    ``owned`` marks elements that every ``--workers`` process sees (a repo spec, a repository's structures):
+    only the process for which ``owned(element)`` is true counts the element and reports its exception.
     """
 
     def __init__(self, stage: str, factory: Callable[[], StageFn], *, fanout: bool = False,
-                 progress_every: int = 0):
+                 progress_every: int = 0, owned: Callable[[Any], bool] | None = None):
         self.stage = stage
         self.factory = factory
         self.fanout = fanout
         self.progress_every = progress_every
+        self.owned = owned
         self._fn: StageFn | None = None
 
     def setup(self):
@@ -82,7 +84,9 @@ class StageDoFn(beam.DoFn):
 
     def process(self, element):
         c = self._counters
-        c.inc("in")
+        mine = self.owned is None or self.owned(element)
+        if mine:
+            c.inc("in")
         if self.fanout and self._seen == 0:
             c.inc("info.fanout")
         self._seen += 1
@@ -91,6 +95,8 @@ class StageDoFn(beam.DoFn):
         try:
             yield from route(c, self._fn(element))
         except Exception as exc:  # noqa: BLE001 - any failure of one record becomes a counted reject
+            if not mine:
+                return
             reason = f"exception:{type(exc).__name__}"
             c.inc(f"rejected.{reason}")
             rec = element if isinstance(element, dict) else {}
@@ -102,8 +108,8 @@ class StageDoFn(beam.DoFn):
 
 
 def apply_stage(pcoll, stage: str, factory: Callable[[], StageFn], *, fanout: bool = False,
-                progress_every: int = 0):
+                progress_every: int = 0, owned: Callable[[Any], bool] | None = None):
     """Apply a stage; returns ``(main, rejects, filtered)`` PCollections."""
-    res = pcoll | stage >> beam.ParDo(StageDoFn(stage, factory, fanout=fanout, progress_every=progress_every)
-                                      ).with_outputs(REJECTS, FILTERED, main="main")
+    res = pcoll | stage >> beam.ParDo(StageDoFn(stage, factory, fanout=fanout, progress_every=progress_every,
+                                                owned=owned)).with_outputs(REJECTS, FILTERED, main="main")
     return res.main, res[REJECTS], res[FILTERED]

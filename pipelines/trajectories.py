@@ -16,6 +16,7 @@ from swemine.pipelines.filtering import (
 )
 from swemine.pipelines.runner import Built, PipelineSpec, RunContext
 from swemine.pipelines.stage import Counters, apply_stage
+from swemine.pipelines.workers import broadcast, file_weight, share
 
 OUTPUT = "data/train"
 
@@ -68,15 +69,15 @@ class _JoinLabels(beam.DoFn):
 def read_and_join(p: beam.Pipeline, ctx: RunContext, tasks_pcoll=None):
     """The shared front of every trajectory-consuming pipeline: returns ``(trajectories, rejects)``."""
     cfg = ctx.config
-    units = expand_inputs(cfg["inputs"])
+    units = share(expand_inputs(cfg["inputs"]), weight=lambda u: file_weight(u.uri))
     max_bytes = cfg.get("max_file_bytes", 1 << 30)
     recs, rejects, _ = apply_stage(
         p | "Units" >> beam.Create(units, reshuffle=True), "read",
         lambda: (lambda unit: read_unit(unit, max_bytes)), fanout=True, progress_every=100)
     split = recs | "SplitKinds" >> beam.ParDo(_SplitKinds()).with_outputs("labels", main="trajs")
-    keyed = {"trajs": split.trajs, "labels": split.labels}
+    keyed = {"trajs": split.trajs, "labels": broadcast(split.labels, "AllLabels")}
     if tasks_pcoll is not None:
-        keyed["tasks"] = tasks_pcoll | "KeyTasks" >> beam.Map(task_context)
+        keyed["tasks"] = broadcast(tasks_pcoll | "KeyTasks" >> beam.Map(task_context), "AllTasks")
     joined = keyed | "CoGroup" >> beam.CoGroupByKey() | "Join" >> beam.ParDo(_JoinLabels(ctx.config_hash))
     stamped_rejects = rejects | "StampRejects" >> beam.Map(lambda r: {**r, "config_hash": ctx.config_hash})
     return joined, stamped_rejects
@@ -101,7 +102,7 @@ def build_spec(inputs: list[str], tasks: list[str] | None = None, max_file_bytes
 
     return PipelineSpec(name="trajectories", config=config, outputs={OUTPUT: TRAJECTORY_SCHEMA}, build=build,
                         input_uris=[u.uri for u in expand_inputs(inputs) if u.kind == "file"], num_buckets=num_buckets,
-                        summarize=contamination_summarizer(config["filters"]))
+                        summarize=contamination_summarizer(config["filters"]), partitionable=True)
 
 
 def spec_from_args(args: argparse.Namespace) -> PipelineSpec:
