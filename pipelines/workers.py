@@ -11,7 +11,9 @@ from the launching process (so nothing is imported twice), working on its own pa
   sees every record: small tables such as run labels, tasks or per-key counts). Both are the identity in a
   one-worker run, so that graph, and the one Dataflow runs, is unchanged. A worker writes what it sends to
   pickle files, marks itself done, and the reading stage waits (a side input orders the stages) until all
-  workers are done: every worker runs the same stage order, so the waits cannot deadlock;
+  workers are done. The FnApiRunner may order independent stages differently in two workers, so the waits
+  are chained in build order (each exchange's reading stage also waits for the previous one's): no two workers
+  can wait for each other at two different exchanges;
 - per-file work that needs a whole repository (the FIM graph) runs on every worker from broadcast
   structures, each keeping the files it :func:`owns`.
 
@@ -61,6 +63,7 @@ class Partition:
 
 _current: Partition | None = None
 _exchanges = itertools.count()      # numbers the exchanges in build order: the same in every worker
+_last_done = None                   # the previous exchange's "done" output: each exchange waits after it
 
 
 def current() -> Partition | None:
@@ -148,17 +151,18 @@ class _Collect(beam.DoFn):
     def __init__(self, part: Partition, folder: str, group: Callable[[Any], Any] | None = None):
         self.part, self.folder, self.group = part, folder, group
 
-    def process(self, _, spilled):
+    def process(self, _, spilled, previous=()):
         open(os.path.join(self.folder, f"done-{self.part.index}"), "w").close()
         wait_for([os.path.join(self.folder, f"done-{k}") for k in range(self.part.count)], self.part.root,
                  os.path.basename(self.folder))
         if self.group is None:
             yield from self._records()
-            return
-        groups: dict[Any, list] = {}
-        for rec in self._records():
-            groups.setdefault(self.group(rec), []).append(rec)
-        yield from groups.items()
+        else:
+            groups: dict[Any, list] = {}
+            for rec in self._records():
+                groups.setdefault(self.group(rec), []).append(rec)
+            yield from groups.items()
+        yield beam.pvalue.TaggedOutput("done", self.part.index)
 
     def _records(self):
         for dest in (str(self.part.index), "all"):
@@ -180,11 +184,19 @@ class _Exchange(beam.PTransform):
         self.folder = os.path.join(part.root, "x", f"{next(_exchanges):03d}-{safe}")
 
     def expand(self, pcoll):
+        """Spill, then collect once this worker's spill is complete *and* the previous exchange collected: the
+        FnApiRunner may order independent stages differently in two workers, and two exchanges waited for in
+        opposite orders would deadlock; chained, every worker waits for them in build order."""
+        global _last_done
         os.makedirs(self.folder, exist_ok=True)
         part, folder = self.part, self.folder
         spilled = pcoll | "Spill" >> beam.ParDo(_Spill(part, folder, self.key))      # outputs nothing
-        return (pcoll.pipeline | "Start" >> beam.Impulse()
-                | "Collect" >> beam.ParDo(_Collect(part, folder, self.group), beam.pvalue.AsList(spilled)))
+        after = {"previous": beam.pvalue.AsList(_last_done)} if _last_done is not None else {}
+        out = (pcoll.pipeline | "Start" >> beam.Impulse()
+               | "Collect" >> beam.ParDo(_Collect(part, folder, self.group), beam.pvalue.AsList(spilled), **after
+                                         ).with_outputs("done", main="records"))
+        _last_done = out.done
+        return out.records
 
 
 def exchange(pcoll, name: str, key: Callable[[Any], Any]):
@@ -217,8 +229,8 @@ def is_local(beam_args: list[str]) -> bool:
 
 def _worker(run_one: Callable, part: Partition, results) -> None:
     """Body of one forked worker: run the pipeline as partition ``part``; report counters or the error."""
-    global _current
-    _current = part
+    global _current, _exchanges, _last_done
+    _current, _exchanges, _last_done = part, itertools.count(), None
     try:
         results.put((part.index, run_one(os.path.join(part.root, f"out-{part.index}")), None))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which aborts the run
