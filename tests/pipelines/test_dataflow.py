@@ -59,7 +59,7 @@ def _specs(corpora_dir, tmp_path):
         "errors": (errors.build_spec([trajs], [lite]), ["detect", "diagnose", "verify", "views"]),
         "tasks": (tasks_mining.build_spec(repos=[repo], localization=True),
                   ["history_list", "history_mine", "history_dedupe", "localization"]),
-        "fim": (fim.build_spec([repo], fmt="repo"), ["fim_read", "fim_parse", "fim_select", "fim_mix", "fim_emit"]),
+        "fim": (fim.build_spec([repo], fmt="repo"), ["fim_read", "fim_parse", "fim_select", "Mix", "JoinContext", "fim_emit"]),
     }
 
 
