@@ -20,10 +20,12 @@ from swemine.corpora.repos import GitRepo, RepoError, is_url, name_from_path, op
 from swemine.miners.code_structure import StructureParser
 from swemine.miners.localization.mine import LOCALIZATION_SCHEMA, mine_instance
 from swemine.miners.localization.mine import STAGE as STAGE_LOCALIZATION
+from swemine.miners.tasks.git_stream import prepare
 from swemine.miners.tasks.history import (
     DEFAULT_TEST_RULES,
     STAGE_LIST,
     MineConfig,
+    classify,
     list_commits,
     mine_commit,
     pick_instance,
@@ -104,7 +106,8 @@ class _Repos:
         return self._open[key]
 
 
-def _list_fn(rev: str, cache_dir: str | None):
+def _list_fn(rev: str, cache_dir: str | None, cfg: MineConfig):
+    """Commits of a repository, the fix candidates with their git work done in a few streamed git processes."""
     repos = _Repos(cache_dir)
 
     def fn(item: dict):
@@ -113,7 +116,8 @@ def _list_fn(rev: str, cache_dir: str | None):
         except RepoError as exc:
             yield make_reject(STAGE_LIST, "not_a_git_repo", str(exc), uri=item["spec"])
             return
-        for commit in list_commits(repo.path, repo.name, rev, uri=repo.uri):
+        for commit in prepare(list_commits(repo.path, repo.name, rev, uri=repo.uri),
+                              lambda c: classify(c, cfg)[0], rev, cfg.verify_apply):
             yield {**commit, "repo_spec": item["spec"], "repo_label": item["name"]}
     return fn
 
@@ -154,7 +158,7 @@ def build_spec(repos_dir: str | None = None, repos: list[str] | None = None, iss
     def build(p, ctx):
         h = ctx.config_hash
         commits, list_rejects, _ = apply_stage(p | "RepoSpecs" >> beam.Create(specs), STAGE_LIST,
-                                               lambda: _list_fn(rev, cache_dir), fanout=True)
+                                               lambda: _list_fn(rev, cache_dir, cfg), fanout=True)
         mined, mine_rejects, mine_filtered = apply_stage(
             commits | "Spread" >> beam.Reshuffle(), "history_mine",
             lambda: _mine_fn(cfg, issue_paths, cache_dir, h), progress_every=5000)

@@ -41,6 +41,7 @@ from swemine.corpora.records import (
     sha256_bytes,
 )
 from swemine.corpora.repos import RepoError, _git
+from swemine.miners.tasks.git_stream import prepare
 from swemine.miners.tasks.issue_links import IssueIndex, closing_refs, problem_statement
 
 STAGE_LIST = "history_list"
@@ -142,6 +143,8 @@ def base_of(commit: dict, kind: str) -> tuple[str, str]:
     """``(base_commit, tip)``: merge base of the parents and the second parent for a merge, else parent and self."""
     if kind == "pr_merge":
         p1, p2 = commit["parents"]
+        if "base" in commit:                               # computed by git_stream.prepare
+            return commit["base"], p2
         base = _git(commit["repo_path"], "merge-base", p1, p2).decode().strip()
         return base, p2
     return commit["parents"][0], commit["sha"]
@@ -174,10 +177,14 @@ def chunk_path(header: str) -> str:
     return rest[2:2 + (len(rest) - 5) // 2]
 
 
-def split_diff(repo_path: str, base: str, tip: str, rules: tuple[str, ...] = DEFAULT_TEST_RULES) -> Diff:
-    """The diff ``base..tip`` (no renames, one ``git diff``) split into code and test patches by path rules."""
-    text = _git(repo_path, "-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff", "--no-renames",
-                "--src-prefix=a/", "--dst-prefix=b/", base, tip, "--").decode("utf-8")
+def split_diff(repo_path: str, base: str, tip: str, rules: tuple[str, ...] = DEFAULT_TEST_RULES,
+               raw: bytes | None = None) -> Diff:
+    """The diff ``base..tip`` (no renames, one ``git diff`` unless ``raw`` holds it) split into code and test
+    patches by path rules."""
+    if raw is None:
+        raw = _git(repo_path, "-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff", "--no-renames",
+                   "--src-prefix=a/", "--dst-prefix=b/", base, tip, "--")
+    text = raw.decode("utf-8")
     out = Diff()
     for body in re.split(r"^diff --git ", text, flags=re.M)[1:]:
         chunk = "diff --git " + body
@@ -224,7 +231,7 @@ def mine_commit(commit: dict, cfg: MineConfig, issues: IssueIndex | None = None,
         return
     base, tip = base_of(commit, kind)
     try:
-        diff = split_diff(commit["repo_path"], base, tip, cfg.test_rules)
+        diff = split_diff(commit["repo_path"], base, tip, cfg.test_rules, raw=commit.get("diff"))
     except UnicodeDecodeError as exc:
         yield make_filtered(STAGE_MINE, "non_utf8_diff", meta, "commit", {"kind": kind, "error": str(exc)})
         return
@@ -241,7 +248,7 @@ def mine_commit(commit: dict, cfg: MineConfig, issues: IssueIndex | None = None,
     task = _task(commit, kind, number, base, diff, statement, source, linked, pr_row, config_hash)
     reason = _filter_reason(diff, statement, cfg)
     if reason is None and cfg.verify_apply:
-        if not patch_applies(commit["repo_path"], base, task["patch"] + task["test_patch"]):
+        if not (commit.get("applies") or patch_applies(commit["repo_path"], base, task["patch"] + task["test_patch"])):
             reason = "patch_does_not_apply"
     if reason:
         yield make_filtered(STAGE_MINE, reason, task, "task", {**evidence, "statement_chars": len(statement)})
@@ -319,7 +326,8 @@ def mine_repo(repo_path: str, repo_name: str, cfg: MineConfig | None = None, iss
     A git failure on one commit becomes a reject, as in the Beam stage."""
     cfg = cfg or MineConfig()
     by_instance: dict[str, list[dict]] = {}
-    for commit in list_commits(repo_path, repo_name, rev):
+    for commit in prepare(list_commits(repo_path, repo_name, rev), lambda c: classify(c, cfg)[0], rev,
+                          cfg.verify_apply):
         try:
             results = list(mine_commit(commit, cfg, issues))
         except RepoError as exc:
