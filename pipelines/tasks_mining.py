@@ -40,6 +40,7 @@ from swemine.pipelines.filtering import (
 from swemine.pipelines.localization import OUTPUT as LOCALIZATION_OUTPUT
 from swemine.pipelines.runner import Built, PipelineSpec
 from swemine.pipelines.stage import apply_stage
+from swemine.pipelines.workers import exchange, file_weight, share
 
 OUTPUT = "tasks/train"
 
@@ -157,12 +158,14 @@ def build_spec(repos_dir: str | None = None, repos: list[str] | None = None, iss
 
     def build(p, ctx):
         h = ctx.config_hash
-        commits, list_rejects, _ = apply_stage(p | "RepoSpecs" >> beam.Create(specs), STAGE_LIST,
+        mine_specs = share(specs, weight=lambda s: file_weight(s["spec"]))
+        commits, list_rejects, _ = apply_stage(p | "RepoSpecs" >> beam.Create(mine_specs), STAGE_LIST,
                                                lambda: _list_fn(rev, cache_dir, cfg), fanout=True)
         mined, mine_rejects, mine_filtered = apply_stage(
-            commits | "Spread" >> beam.Reshuffle(), "history_mine",
+            exchange(commits | "Spread" >> beam.Reshuffle(), "ToCommit", key=lambda c: c["sha"]), "history_mine",
             lambda: _mine_fn(cfg, issue_paths, cache_dir, h), progress_every=5000)
-        grouped = (mined | "ByInstance" >> beam.Map(lambda t: (t["instance_id"], t))
+        grouped = (exchange(mined | "ByInstance" >> beam.Map(lambda t: (t["instance_id"], t)), "ToInstance",
+                            key=lambda kv: kv[0])
                    | "GroupInstances" >> beam.GroupByKey())
         tasks, _, dup_filtered = apply_stage(grouped, "history_dedupe",
                                              lambda: (lambda kv: pick_instance(list(kv[1]))), fanout=True)
@@ -174,7 +177,7 @@ def build_spec(repos_dir: str | None = None, repos: list[str] | None = None, iss
                 tasks, STAGE_LOCALIZATION, lambda: _localize_fn(cache_dir, h))
             rejects.append(loc_rejects)
         if issue_paths:
-            _, issue_rejects, _ = apply_stage(p | "IssueDumps" >> beam.Create(issue_paths), "issues",
+            _, issue_rejects, _ = apply_stage(p | "IssueDumps" >> beam.Create(share(issue_paths, file_weight)), "issues",
                                               lambda: read_issues, fanout=True)
             rejects.append(issue_rejects)
         stamp = [r | f"Stamp{i}" >> beam.Map(lambda r: {**r, "config_hash": h}) for i, r in enumerate(rejects)]
@@ -184,7 +187,7 @@ def build_spec(repos_dir: str | None = None, repos: list[str] | None = None, iss
 
     schemas = {OUTPUT: TASK_SCHEMA, **({LOCALIZATION_OUTPUT: LOCALIZATION_SCHEMA} if localization else {})}
     return PipelineSpec(name="tasks", config=config, outputs=schemas, build=build, input_uris=issue_paths,
-                        summarize=contamination_summarizer(config["filters"]))
+                        summarize=contamination_summarizer(config["filters"]), partitionable=True)
 
 
 def spec_from_args(args: argparse.Namespace) -> PipelineSpec:

