@@ -17,7 +17,7 @@ from typing import Any
 
 from swemine.corpora.records import Filtered, make_filtered
 from swemine.filters.fields import FieldSpec, iter_texts, spec_for
-from swemine.filters.minhash import band_keys, optimal_bands, signature
+from swemine.filters.minhash import band_keys, optimal_bands, text_signature
 from swemine.filters.text import exact_key, words
 
 EXACT_STAGE = "dedup_exact"
@@ -58,11 +58,11 @@ def shingles(text: str, n: int) -> set[str]:
 
 def record_bands(record: Mapping[str, Any], spec: FieldSpec, cfg: DedupConfig) -> list[str]:
     """LSH band keys of a record (none for an empty dedup text: it cannot be a near duplicate)."""
-    sh = shingles(dedup_text(record, spec), cfg.shingle_size)
-    if not sh:
+    ws = words(dedup_text(record, spec))
+    if not ws:
         return []
     bands, rows = cfg.band_shape()
-    return band_keys(signature(sh, cfg.num_perm, cfg.seed), bands, rows)
+    return band_keys(text_signature(ws, cfg.shingle_size, cfg.num_perm, cfg.seed), bands, rows)
 
 
 def bucket_edges(ids: Iterable[str]) -> list[tuple[str, str]]:
