@@ -35,7 +35,8 @@ def _same_clusters(texts: dict[str, str]) -> int:
 def test_same_clusters_on_real_trajectories(corpora_dir):
     spec = spec_for("trajectory")
     texts = {}
-    for unit in expand_inputs([str(corpora_dir / d) for d in ("moatless", "swe-agent", "mini-swe-agent")]):
+    folders = ("moatless", "swe-agent", "mini-swe-agent", "openhands", "autocoderover", "who-and-when")
+    for unit in expand_inputs([str(corpora_dir / d) for d in folders]):
         for rec in read_unit(unit, 1 << 30):
             if rec.get("steps") is not None:
                 texts[rec["record_id"]] = dedup_text(rec, spec)
