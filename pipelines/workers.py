@@ -219,7 +219,10 @@ def gather(pcoll, name: str, key: Callable[[Any], Any]):
 
 
 def is_local(beam_args: list[str]) -> bool:
-    """True when the Beam arguments name no runner or a local one (``--workers`` applies only there)."""
+    """True when the Beam arguments name no runner or a local one and the OS can fork (``--workers`` applies
+    only there; elsewhere the run has one worker)."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return False
     for i, a in enumerate(beam_args):
         if a.startswith("--runner"):
             name = a.split("=", 1)[1] if "=" in a else (beam_args[i + 1] if i + 1 < len(beam_args) else "")
