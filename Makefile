@@ -9,7 +9,7 @@ export HF_HUB_OFFLINE ?= 1
 export HF_HUB_DISABLE_TELEMETRY = 1
 export TOKENIZERS_PARALLELISM = false
 
-.PHONY: setup run test bench clean
+.PHONY: setup run test bench mutation clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,9 @@ test: $(STAMP)
 
 bench: $(STAMP)  # every benchmark in turn (not part of CI)
 	for b in benchmarks/*.py; do $(PY) $$b || exit 1; done
+
+mutation: $(STAMP)  # cosmic-ray over the label-deciding modules (long; not part of CI)
+	$(PY) tests/mutation/mutate.py $(MODULES)
 
 clean:
 	rm -rf $(VENV) swemine-output

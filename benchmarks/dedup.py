@@ -1,6 +1,6 @@
 """Dedup throughput against the floor of hashing alone, measured in the same run.
 
-    PYTHONPATH=. python benchmarks/dedup.py [--mb 16] [--root DIR] [--beam]
+    PYTHONPATH=. python benchmarks/dedup.py [--mb 16] [--root DIR] [--beam] [--benchmark SPEC ...]
 
 Corpus: real ``.py`` files (the Python standard library by default), read once into memory, as
 ``SourceFile``-like records. Measured, single process (= per core):
@@ -9,7 +9,10 @@ Corpus: real ``.py`` files (the Python standard library by default), read once i
 2. signature   — shingles + 128-permutation MinHash signature (:func:`swemine.filters.minhash.signature`);
 3. datasketch  — the same with ``datasketch.MinHash.update_batch`` (for reference);
 4. end to end  — :func:`swemine.filters.dedup.dedup_records` (exact + near: signatures, LSH buckets, components, keep-one);
-5. with ``--beam``: the Beam ``Dedup`` stages on FnApiRunner (in-process, one worker), written to nowhere.
+5. with ``--beam``: the Beam ``Dedup`` stages on FnApiRunner (in-process, one worker), written to nowhere;
+6. decontamination floor — word 10-grams of every text (what any n-gram check must do at least);
+7. decontamination end to end — :func:`swemine.filters.decontam.decontaminate` at the content level (boilerplate
+   pass, then every record checked) against ``--benchmark`` (default: the shared SWE-bench Verified file).
 
 Prints MB per CPU-second (best of 2) for each and the ratios signature/floor and end-to-end/floor. Published anchors
 (research/frameworks.md P6/P11/P23): datatrove MinHash stage 1 ≈ 0.8–0.9 MB/s per task end to end; bigcode
@@ -26,9 +29,22 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from swemine.corpora.records import content_id  # noqa: E402
+from swemine.filters.decontam import DecontamConfig, decontaminate  # noqa: E402
 from swemine.filters.dedup import DedupConfig, dedup_records, shingles  # noqa: E402
 from swemine.filters.minhash import hash_shingles, signature, text_signature  # noqa: E402
-from swemine.filters.text import words  # noqa: E402
+from swemine.filters.text import word_ngrams, words  # noqa: E402
+
+VERIFIED = "swebench-instances/verified/swebench_verified.jsonl"
+
+
+def shared_verified() -> str:
+    """The shared corpora's SWE-bench Verified file ($SWEMINE_CORPORA, ../shared/corpora, /work/shared/corpora)."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    for root in (os.environ.get("SWEMINE_CORPORA"), os.path.join(here, "..", "shared", "corpora"),
+                 "/work/shared/corpora"):
+        if root and os.path.isfile(os.path.join(root, VERIFIED)):
+            return os.path.join(root, VERIFIED)
+    return ""
 
 
 def load_corpus(root: str, limit_bytes: int) -> list[dict]:
@@ -69,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mb", type=float, default=16.0, help="corpus size in MB (default 16)")
     ap.add_argument("--root", default=sysconfig.get_paths()["stdlib"], help="directory of .py files")
     ap.add_argument("--beam", action="store_true", help="also time the Beam Dedup stages (FnApiRunner)")
+    ap.add_argument("--benchmark", action="append", default=[],
+                    help="decontamination reference (default: the shared SWE-bench Verified file when present)")
     args = ap.parse_args(argv)
     records = load_corpus(args.root, int(args.mb * 1e6))
     texts = [r["content"] for r in records]
@@ -109,12 +127,31 @@ def main(argv: list[str] | None = None) -> int:
           f"{sum(d['reason'] == 'near_duplicate' for d in dropped)} near)")
     print("anchors (MB/s per core/task): datatrove MinHash stage 1 end to end 0.8-0.9; bigcode 0.8; "
           "kernel 4.7 (datasketch) - 7.3 (numpy)")
+    specs = args.benchmark or [p for p in (shared_verified(),) if p]
+    if specs:
+        _decontam(records, texts, mb, specs)
     return 0
 
 
 def _read(meta: dict) -> dict:
     with open(meta["path"], encoding="utf-8") as fh:
         return {**meta, "content": fh.read()}
+
+
+def _decontam(records: list[dict], texts: list[str], mb: float, specs: list[str]) -> None:
+    """Time the content-level decontamination against its floor (word 10-grams of every text)."""
+    from swemine.filters.benchmarks import load_benchmarks
+
+    bench = load_benchmarks(specs)
+    cfg = DecontamConfig(levels=("content",))
+    floor = timed(lambda: [word_ngrams(t, cfg.ngram_n) for t in texts])
+    out = {}
+    secs = timed(lambda: out.update(res=decontaminate(records, "source_file", bench, cfg)))
+    kept, dropped = out["res"]
+    print(f"decontamination against {len(bench.items)} benchmark items ({', '.join(bench.counts())})")
+    for name, t in (("floor: word 10-grams", floor), ("end to end decontaminate (content)", secs)):
+        print(f"{name:40s} {t:8.2f} {mb / t:8.2f} {floor / t:8.3f}")
+    print(f"decontamination: kept {len(kept)}, dropped {len(dropped)}")
 
 
 def _beam(records: list[dict], cfg: DedupConfig) -> None:

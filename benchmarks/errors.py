@@ -2,7 +2,7 @@
 hit rate on a re-run.
 
 floor   = reading + normalizing the trajectories (``swemine.corpora.normalize.normalize_paths``), trajectories/s
-stage 1 = flag detection + recoveries (``diagnosis.make_item``)
+stage 1 = candidates with evidence + recoveries (``mine.detect_fn``)
 stage 3 = verification + record building (rule diagnoser's output; stage 2 timed with it, reported apart)
 stage 5 = training views
 cache   = the LLM diagnoser against a loopback OpenAI-compatible server, run twice on the same cache directory
@@ -23,8 +23,10 @@ sys.path.insert(0, ROOT)
 
 from swemine.clients.llm import LLMClient  # noqa: E402
 from swemine.corpora.normalize import normalize_paths  # noqa: E402
+from swemine.corpora.records import Filtered, Reject  # noqa: E402
 from swemine.miners.errors import diagnosis as dg  # noqa: E402
 from swemine.miners.errors.llm_diagnoser import LLMDiagnoser  # noqa: E402
+from swemine.miners.errors.mine import detect_fn  # noqa: E402
 from swemine.miners.errors.views import build_views  # noqa: E402
 from tests.clients.fake_openai import FakeOpenAI  # noqa: E402
 
@@ -49,9 +51,9 @@ def main(argv=None) -> int:
 
     t0 = time.perf_counter()
     for _ in range(args.repeat):
-        items = [dg.make_item(t) for t in trajs]
+        detected = [x for t in trajs for x in detect_fn({"trajectory": t})]
     s1 = _rate(len(trajs) * args.repeat, time.perf_counter() - t0)
-    items = [it for it in items if it["candidates"]]
+    items = [x for x in detected if not isinstance(x, Filtered)]
 
     diagnoser = dg.RuleDiagnoser()
     t0 = time.perf_counter()
@@ -62,7 +64,7 @@ def main(argv=None) -> int:
     for _ in range(args.repeat):
         verified = []
         for it, d in diagnosed:
-            if isinstance(d, dict) and not dg.verify(it, d):
+            if not isinstance(d, Reject) and not dg.verify(it, d):
                 verified.append({**it, "record": dg.build_record(it, d, diagnoser.name, dg.replay(it, d))})
     s3 = _rate(len(diagnosed) * args.repeat, time.perf_counter() - t0)
     t0 = time.perf_counter()
@@ -75,7 +77,7 @@ def main(argv=None) -> int:
             tempfile.TemporaryDirectory() as cache:
         from swemine.miners.errors.llm_diagnoser import diagnosis_messages
         for it, d in diagnosed:
-            if isinstance(d, dict):
+            if not isinstance(d, Reject):
                 answers[diagnosis_messages(it)[1]["content"]] = json.dumps(
                     {k: v for k, v in d.items() if k != "correction_source"})
         runs = []

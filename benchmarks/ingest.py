@@ -7,7 +7,9 @@ to reach ``--mb`` megabytes (each copy under its own ``copy-NNN/`` folder), then
 - pipeline: the real ``trajectories`` Beam pipeline (read, detect, parse, join, Parquet shards, manifest)
   on the in-process FnApiRunner with one worker,
 
-and prints MB/s and trajectories/s for both, and the ratio pipeline / floor (target >= 0.5). Rates are per
+and prints MB/s and trajectories/s for both, and the ratio pipeline / floor (target >= 0.5). The pipeline runs
+with secrets scrubbing (``--scrub-secrets scrub``, the CLI default) and without it, and the scrubbing's share of
+the pipeline's CPU time is printed. Rates are per
 core: bytes over the process's CPU seconds (all its threads), so other load on the machine does not skew the
 ratio; wall-clock rates are printed beside them. Each side runs ``--repeat`` times, best run kept.
 
@@ -30,6 +32,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 from swemine.corpora.inputs import expand_inputs, read_bytes  # noqa: E402
 from swemine.pipelines import runner, trajectories  # noqa: E402
+from swemine.pipelines.configs import FilterConfig, TrajectoriesJob  # noqa: E402
 
 TRAJECTORY_FOLDERS = ("moatless", "swe-agent", "mini-swe-agent", "openhands", "autocoderover", "who-and-when")
 TARGET = 0.5
@@ -90,9 +93,11 @@ def floor(root: pathlib.Path) -> int:
     return docs
 
 
-def pipeline(root: pathlib.Path, out: pathlib.Path) -> dict:
-    """Run the real trajectories pipeline over ``root`` into ``out``; returns the manifest."""
-    spec = trajectories.build_spec([str(root)])
+def pipeline(root: pathlib.Path, out: pathlib.Path, scrub: bool = False) -> dict:
+    """Run the real trajectories pipeline over ``root`` into ``out`` (scrubbing secrets or not); returns the
+    manifest."""
+    spec = trajectories.build_spec(TrajectoriesJob(inputs=(str(root),),
+                                                   filters=FilterConfig(scrub_secrets="scrub" if scrub else "off")))
     return runner.execute(spec, str(out), ["--direct_num_workers=1"], force=True)
 
 
@@ -104,7 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", default="", help="write a cProfile of one pipeline run to this file")
     args = ap.parse_args(argv)
     corpora = args.corpora or default_corpora()
-    floors, pipes = [], []
+    floors, pipes, scrubbed = [], [], []
     with tempfile.TemporaryDirectory(prefix="swemine-bench-") as tmp:
         data, out = pathlib.Path(tmp) / "in", pathlib.Path(tmp) / "out"
         mb = replicate(corpora, data, args.mb) / 1e6
@@ -115,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
             with Clock() as pc:
                 manifest = pipeline(data, out)
             pipes.append(pc)
+            with Clock() as sc:
+                scrub_manifest = pipeline(data, out, scrub=True)
+            scrubbed.append(sc)
         if args.profile:
             prof = cProfile.Profile()
             prof.runcall(pipeline, data, out)
@@ -131,6 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     print(f"pipeline (FnApiRunner, 1 wkr): per core {mb / p_cpu:7.1f} MB/s {n_traj / p_cpu:9.1f} traj/s"
           f"   | wall {mb / p_wall:7.1f} MB/s {n_traj / p_wall:7.1f} traj/s")
     print(f"ratio pipeline/floor per core: {f_cpu / p_cpu:.3f}   wall: {f_wall / p_wall:.3f}   (target >= {TARGET})")
+    s_cpu, s_wall = min(c.cpu for c in scrubbed), min(c.wall for c in scrubbed)
+    secrets = scrub_manifest["stages"].get("secrets", {})
+    print(f"pipeline + scrubbing:          per core {mb / s_cpu:7.1f} MB/s {n_traj / s_cpu:9.1f} traj/s"
+          f"   | wall {mb / s_wall:7.1f} MB/s   scrubbing costs {100 * (s_cpu / p_cpu - 1):.1f}% CPU "
+          f"({secrets.get('in', 0)} trajectories scanned)")
     return 0
 
 

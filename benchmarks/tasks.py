@@ -130,7 +130,8 @@ def main(argv=None) -> int:
         print(f"ratio  mine / floor time: {t_mine / t_floor:.1f}x   list / floor: {t_list / t_floor:.2f}x")
         if args.beam:
             from swemine.pipelines import runner, tasks_mining
-            spec = tasks_mining.build_spec(repos=[repo], rev="main", cfg=cfg)
+            from swemine.pipelines.configs import TasksJob
+            spec = tasks_mining.build_spec(TasksJob(repo=(repo,), rev="main", verify_apply=cfg.verify_apply))
             manifest, t_beam = _timed(lambda: runner.execute(spec, os.path.join(tmp, "run")))
             emitted = manifest["stages"]["history_dedupe"]["out"]
             print(f"beam   swemine run tasks (FnApiRunner): {t_beam:.2f}s  {n / t_beam:,.0f} commits/s  "

@@ -25,6 +25,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 from benchmarks.ingest import default_corpora, replicate  # noqa: E402
 from swemine.pipelines import fim, runner, trajectories  # noqa: E402
+from swemine.pipelines.configs import FimJob, TrajectoriesJob  # noqa: E402
 
 TARGET = 1.6
 
@@ -78,11 +79,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.only in (None, "ingest"):
             data = pathlib.Path(tmp) / "in"
             mb = replicate(default_corpora(), data, args.mb) / 1e6
-            walls, paths = timed_runs(trajectories.build_spec([str(data)]), os.path.join(tmp, "ingest"),
+            walls, paths = timed_runs(trajectories.build_spec(TrajectoriesJob(inputs=(str(data),))), os.path.join(tmp, "ingest"),
                                       args.workers, args.repeat)
             report(f"ingest ({mb:.0f} MB)", walls, paths, args.workers)
         if args.only in (None, "fim"):
-            walls, paths = timed_runs(fim.build_spec(["stdlib"]), os.path.join(tmp, "fim"), args.workers,
+            walls, paths = timed_runs(fim.build_spec(FimJob(repos=("stdlib",))), os.path.join(tmp, "fim"), args.workers,
                                       args.repeat)
             report("fim (stdlib)", walls, paths, args.workers)
     print(f"load average at end {os.getloadavg()[0]:.1f}")

@@ -4,14 +4,20 @@ A *unit* is what one reader call handles: usually one file, or a whole directory
 (an AutoCodeRover instance folder). A *document* is one parsed JSON value (a file, a JSONL line, a Parquet
 row, a list item) with its locator. Everything that cannot be decoded becomes a ``Reject`` with a reason:
 ``empty_file``, ``binary_file``, ``not_utf8``, ``truncated_json``, ``invalid_json``, ``too_large``,
-``unsupported_file_type``, ``corrupt_compressed``, ``unreadable``.
+``unsupported_file_type``, ``corrupt_compressed``, ``unreadable``, ``too_deep``, ``outside_input`` (a symlink
+leaving the input root). JSONL files are streamed line by line (:func:`iter_jsonl_stream`): memory is bounded by
+the longest line, not the file, and ``max_bytes`` applies to each line. Lone UTF-16 surrogate escapes
+(``"\\ud800"``, valid JSON but not encodable as UTF-8) are replaced by U+FFFD (:func:`repair_surrogates`).
 """
 from __future__ import annotations
 
 import gzip
+import hashlib
 import io
+import itertools
 import json
 import os
+import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,22 +28,41 @@ import pyarrow.parquet as pq
 import yaml
 import zstandard
 
-from swemine.corpora.records import make_reject, sha256_bytes
+from swemine.corpora.records import Reject, content_id, make_reject, sha256_bytes
 
 JSON_EXTS = (".json", ".traj", ".jsonl", ".ndjson", ".parquet", ".yaml", ".yml")
 COMPRESSED = (".gz", ".zst", ".zstd")
 DEFAULT_MAX_BYTES = 1 << 30
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)     # libyaml when available: ~10x faster
 STAGE = "read"
+OUTSIDE = "outside_input"
+_CHUNK = 1 << 20
 
 #: Directory formats: name -> predicate over the set of file names directly inside a directory.
 DIRECTORY_FORMATS: dict[str, Callable[[set[str]], bool]] = {}
+#: Text formats: predicates over (logical file name, decoded text); a match yields the text as one document.
+TEXT_FORMATS: list[Callable[[str, str], bool]] = []
 
 
 @dataclass(frozen=True)
 class Unit:
     uri: str
-    kind: str = "file"          # "file" or a DIRECTORY_FORMATS name
+    kind: str = "file"          # "file", a DIRECTORY_FORMATS name, or OUTSIDE (a symlink out of the input root)
+    root: str = ""              # the local input root it was found under ("" for remote URLs)
+
+    def portable(self, uri: str) -> str:
+        """``uri`` as recorded in the data: ``<root folder name>/<path below the root>`` for a local input (no
+        machine-specific prefix, the same from any folder the data is copied to); remote URLs unchanged."""
+        return portable_uri(uri, self.root)
+
+
+def portable_uri(uri: str, root: str) -> str:
+    """``uri`` relative to the input ``root``, prefixed with the root's own name (see :meth:`Unit.portable`)."""
+    if not root or not (uri == root or uri.startswith(root.rstrip(os.sep) + os.sep)):
+        return uri
+    rel = os.path.relpath(uri, root)
+    name = os.path.basename(root.rstrip(os.sep)) or "input"
+    return name if rel == "." else f"{name}/{rel}".replace(os.sep, "/")
 
 
 @dataclass(frozen=True)
@@ -46,11 +71,33 @@ class DocSource:
     uri: str
     locator: str
     sha256: str
+    repaired: int = 0           # lone surrogate escapes replaced by U+FFFD while decoding
+
+
+def portable_record(rec: dict, unit: Unit) -> dict:
+    """``rec`` with the input root made portable in its ``source_uri`` and every other top-level text that names a
+    file under it (``resolved_source``, ``extra_json``), and a reject's id, which hashes the uri, recomputed."""
+    out = type(rec)(rec)
+    prefix = unit.root.rstrip(os.sep) + os.sep
+    named = unit.portable(prefix + "x")[:-1]
+    for key, value in rec.items():
+        if isinstance(value, str) and prefix in value:
+            out[key] = value.replace(prefix, named)
+    out["source_uri"] = unit.portable(rec["source_uri"])
+    if isinstance(rec, Reject):
+        out["record_id"] = content_id("reject", rec["stage"], rec["reason"], out["source_uri"],
+                                      rec["source_locator"], rec["subject_id"], rec["message"])
+    return out
 
 
 def register_directory_format(name: str, predicate: Callable[[set[str]], bool]) -> None:
     """Declare that directories whose file names satisfy ``predicate`` are read as one unit of format ``name``."""
     DIRECTORY_FORMATS[name] = predicate
+
+
+def register_text_format(predicate: Callable[[str, str], bool]) -> None:
+    """Declare that non-JSON text files satisfying ``predicate(name, text)`` are one ``str`` document each."""
+    TEXT_FORMATS.append(predicate)
 
 
 def _dir_kind(names: set[str]) -> str | None:
@@ -60,8 +107,43 @@ def _dir_kind(names: set[str]) -> str | None:
     return None
 
 
-def expand_inputs(inputs: list[str]) -> list[Unit]:
-    """Expand files, directories (recursively), globs and URLs into sorted, de-duplicated units."""
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _walk_local(top: str, follow_symlinks: bool) -> Iterator[Unit]:
+    """Units under a local directory. Symlinks whose target leaves ``top`` become ``OUTSIDE`` units (rejected
+    by the reader) unless ``follow_symlinks``; followed directories are entered once (no loops)."""
+    root = os.path.realpath(top)
+    seen: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(top, followlinks=follow_symlinks):
+        real = os.path.realpath(dirpath)
+        if real in seen:
+            dirnames[:] = []
+            continue
+        seen.add(real)
+        dirnames.sort()
+        kind = _dir_kind(set(filenames))
+        if kind:
+            yield Unit(dirpath, kind, top)
+            dirnames[:] = []
+            continue
+        for d in list(dirnames):
+            full = os.path.join(dirpath, d)
+            if os.path.islink(full) and not follow_symlinks and not _inside(os.path.realpath(full), root):
+                yield Unit(full, OUTSIDE, top)
+        for f in sorted(filenames):
+            full = os.path.join(dirpath, f)
+            outside = os.path.islink(full) and not _inside(os.path.realpath(full), root)
+            yield Unit(full, OUTSIDE if outside and not follow_symlinks else "file", top)
+
+
+def expand_inputs(inputs: list[str], follow_symlinks: bool = False) -> list[Unit]:
+    """Expand files, directories (recursively), globs and URLs into sorted, de-duplicated units.
+
+    A symlink inside a directory input that points out of it is a unit of kind ``OUTSIDE`` (read as an
+    ``outside_input`` reject) unless ``follow_symlinks``.
+    """
     units: dict[str, Unit] = {}
     for spec in inputs:
         fs, path = fsspec.core.url_to_fs(spec)
@@ -71,11 +153,14 @@ def expand_inputs(inputs: list[str]) -> list[Unit]:
             path = os.path.normpath(os.path.abspath(path))
         if any(ch in path for ch in "*?["):
             paths = sorted(fs.glob(path))
+            glob_root = os.path.dirname(path[:min(path.index(c) for c in "*?[" if c in path)])
         else:
-            paths = [path]
+            paths, glob_root = [path], ""
         for p in paths:
-            if fs.isdir(p):
-                for dirpath, dirnames, filenames in (fs.walk(p) if prefix else os.walk(p)):
+            if fs.isdir(p) and not prefix:
+                units.update((u.uri, u) for u in _walk_local(p, follow_symlinks))
+            elif fs.isdir(p):
+                for dirpath, dirnames, filenames in fs.walk(p):
                     dirnames.sort()
                     kind = _dir_kind(set(filenames))
                     if kind:
@@ -86,7 +171,7 @@ def expand_inputs(inputs: list[str]) -> list[Unit]:
                         full = prefix + f"{dirpath.rstrip('/')}/{f}"
                         units[full] = Unit(full)
             elif fs.exists(p):
-                units[prefix + p] = Unit(prefix + p)
+                units[prefix + p] = Unit(prefix + p, root="" if prefix else (glob_root or os.path.dirname(p)))
             else:
                 raise FileNotFoundError(f"input not found: {spec}")
     return [units[k] for k in sorted(units)]
@@ -96,27 +181,58 @@ class CorruptCompressed(OSError):
     """A ``.gz`` / ``.zst`` file whose compressed stream is damaged (reject reason ``corrupt_compressed``)."""
 
 
-def read_bytes(uri: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-    """Read a file (any fsspec URL), transparently decompressing .gz / .zst; raise ``ValueError`` past ``max_bytes``."""
+def _size(uri: str) -> int | None:
     if "://" in uri:
         fs, path = fsspec.core.url_to_fs(uri)
-        size, opener = fs.size(path), lambda: fs.open(path, "rb")
-    else:                                           # local path: skip fsspec's per-call overhead
-        size, opener = os.path.getsize(uri), lambda: open(uri, "rb")
+        return fs.size(path)
+    return os.path.getsize(uri)                      # local path: skip fsspec's per-call overhead
+
+
+def _open_raw(uri: str):
+    if "://" in uri:
+        fs, path = fsspec.core.url_to_fs(uri)
+        return fs.open(path, "rb")
+    return open(uri, "rb")
+
+
+class _Guarded(io.RawIOBase):
+    """A decompressing stream whose decoder errors surface as :class:`CorruptCompressed`."""
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buf) -> int:
+        try:
+            return self.inner.readinto(buf)
+        except (OSError, EOFError, zlib.error, zstandard.ZstdError) as exc:
+            raise CorruptCompressed(f"cannot decompress: {type(exc).__name__}: {exc}") from exc
+
+    def close(self) -> None:
+        self.inner.close()
+        super().close()
+
+
+def open_stream(uri: str):
+    """A buffered binary stream of the file's decoded bytes (.gz / .zst decompressed on the fly)."""
+    fh = _open_raw(uri)
+    low = uri.lower()
+    if low.endswith(".gz"):
+        return io.BufferedReader(_Guarded(gzip.GzipFile(fileobj=fh)), _CHUNK)
+    if low.endswith((".zst", ".zstd")):
+        return io.BufferedReader(_Guarded(zstandard.ZstdDecompressor().stream_reader(fh, closefd=True)), _CHUNK)
+    return io.BufferedReader(fh, _CHUNK) if not isinstance(fh, io.BufferedReader) else fh
+
+
+def read_bytes(uri: str, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
+    """Read a file (any fsspec URL), transparently decompressing .gz / .zst; raise ``ValueError`` past ``max_bytes``."""
+    size = _size(uri)
     if size is not None and size > max_bytes:
         raise ValueError(f"file is {size} bytes, over the {max_bytes}-byte limit")
-    with opener() as fh:
-        raw = fh.read()
-    low = uri.lower()
-    try:
-        if low.endswith(".gz"):
-            with gzip.GzipFile(fileobj=io.BytesIO(raw)) as g:
-                raw = g.read(max_bytes + 1)
-        elif low.endswith((".zst", ".zstd")):
-            with zstandard.ZstdDecompressor().stream_reader(io.BytesIO(raw)) as r:
-                raw = r.read(max_bytes + 1)
-    except (OSError, EOFError, zlib.error, zstandard.ZstdError) as exc:
-        raise CorruptCompressed(f"cannot decompress: {type(exc).__name__}: {exc}") from exc
+    with open_stream(uri) as fh:
+        raw = fh.read(max_bytes + 1)
     if len(raw) > max_bytes:
         raise ValueError(f"decompressed size over the {max_bytes}-byte limit")
     return raw
@@ -140,10 +256,119 @@ def _text_problem(data: bytes) -> tuple[str, str] | None:
     return None
 
 
-def _json_error_reason(text: str, exc: json.JSONDecodeError) -> str:
+_SURROGATE_ESC = re.compile(r"(\\+)u([dD][89a-fA-F][0-9a-fA-F]{2})(\\u[dD][c-fC-F][0-9a-fA-F]{2})?")
+
+
+def repair_surrogates(text: str) -> tuple[str, int]:
+    """``text`` (JSON source) with every lone UTF-16 surrogate escape replaced by ``\\ufffd``, and how many.
+
+    A high escape followed by a low one is a valid pair and stays; an escaped backslash before ``u`` (an even
+    run of backslashes) is literal text and stays. Lengths are unchanged, so error offsets still point right.
+    """
+    if "\\ud" not in text and "\\uD" not in text:
+        return text, 0
+    count = 0
+
+    def fix(m: re.Match) -> str:
+        nonlocal count
+        slashes, first, low = m.group(1), m.group(2), m.group(3)
+        if len(slashes) % 2 == 0 or (first[1] in "89abAB" and low):
+            return m.group(0)
+        count += 1 + (low is not None)          # a low escape after a lone low one is lone too
+        return slashes + "ufffd" + ("\\ufffd" if low else "")
+
+    return _SURROGATE_ESC.sub(fix, text), count
+
+
+def _json_failure(text: str, exc: Exception) -> tuple[str, str]:
+    """``(reason, message)`` for a text ``json.loads`` could not load."""
+    if isinstance(exc, RecursionError):
+        return "too_deep", "JSON nested too deeply to load"
+    if not isinstance(exc, json.JSONDecodeError):
+        return "invalid_json", f"{type(exc).__name__}: {exc}"[:500]
     # a string still open at the end of the text is reported at its start, not at the end
     ended = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
-    return "truncated_json" if ended else "invalid_json"
+    return ("truncated_json" if ended else "invalid_json"), str(exc)
+
+
+def _loads(text: str) -> tuple[Any, int]:
+    """``(document, lone surrogates repaired)``; raises ``ValueError`` or ``RecursionError`` like ``json.loads``."""
+    text, repaired = repair_surrogates(text)
+    return json.loads(text), repaired
+
+
+def _read_line(fh, max_bytes: int | None) -> bytes | int:
+    """The next line of a binary stream (``b""`` at the end); a line longer than ``max_bytes`` is skipped in chunks
+    and returned as its size, so memory never holds more than ``max_bytes`` of it."""
+    line = fh.readline(-1 if max_bytes is None else max_bytes + 1)
+    if max_bytes is None or len(line) <= max_bytes or line.endswith(b"\n"):
+        return line
+    size = len(line)
+    while line and not line.endswith(b"\n"):
+        line = fh.readline(_CHUNK)
+        size += len(line)
+    return size
+
+
+def _jsonl_docs(uri: str, sha: str, fh, max_bytes: int | None = None) -> Iterator[tuple[DocSource, Any] | dict]:
+    """Documents (or rejects) of a JSONL stream, one line at a time; a bad or oversized line is rejected alone.
+    No copy of a line outlives its decoding: peak memory is about twice the longest line."""
+    for i in itertools.count(1):
+        line = _read_line(fh, max_bytes)
+        if line == b"":
+            return
+        loc = f"line:{i}"
+        if isinstance(line, int):
+            yield make_reject(STAGE, "too_large", f"line {i} is {line} bytes, over the limit", uri=uri, locator=loc,
+                              sha256=sha, excerpt="")
+            continue
+        if line.isspace():
+            continue
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            yield make_reject(STAGE, "not_utf8", f"line {i}: not valid UTF-8 at byte {exc.start}", uri=uri,
+                              locator=loc, sha256=sha, excerpt=line[:200])
+            continue
+        del line
+        try:
+            doc, repaired = _loads(text)
+        except (ValueError, RecursionError) as exc:
+            reason, message = _json_failure(text, exc)
+            yield make_reject(STAGE, reason, f"line {i}: {message}", uri=uri, locator=loc, sha256=sha,
+                              excerpt=text[:200])
+            continue
+        del text
+        yield DocSource(uri, loc, sha, repaired), doc
+        del doc
+
+
+def _stream_digest(uri: str) -> tuple[str, tuple[str, str] | None, bytes]:
+    """sha256 of the decoded bytes, the file-level problem (empty / binary) if any, and the first bytes."""
+    h, head, blank = hashlib.sha256(), b"", True
+    with open_stream(uri) as fh:
+        for chunk in iter(lambda: fh.read(_CHUNK), b""):
+            if len(head) < 8192:
+                head += chunk[:8192 - len(head)]
+            blank = blank and chunk.isspace()
+            h.update(chunk)
+    return h.hexdigest(), _text_problem(b"" if blank else head), head
+
+
+def iter_jsonl_stream(uri: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[tuple[DocSource, Any] | dict]:
+    """Like :func:`iter_documents` for a JSONL file, streamed: one pass hashes it, a second decodes it line by
+    line. Memory is bounded by the longest line; a line over ``max_bytes`` is rejected alone (``too_large``).
+    Raises :class:`CorruptCompressed` / ``OSError`` (before yielding anything) when the file cannot be read."""
+    sha, problem, head = _stream_digest(uri)
+    if problem:
+        yield make_reject(STAGE, *problem, uri=uri, sha256=sha, excerpt=head[:200])
+        return
+    with open_stream(uri) as fh:
+        yield from _jsonl_docs(uri, sha, fh, max_bytes)
+
+
+def is_jsonl(uri: str) -> bool:
+    return logical_name(uri).endswith((".jsonl", ".ndjson"))
 
 
 def iter_documents(uri: str, data: bytes, *, split_lists: bool = True) -> Iterator[tuple[DocSource, Any] | dict]:
@@ -151,6 +376,7 @@ def iter_documents(uri: str, data: bytes, *, split_lists: bool = True) -> Iterat
 
     JSON files yield one document (a top-level list of objects yields one per item when ``split_lists``);
     JSONL yields one per line (a bad line is rejected alone); Parquet one per row; YAML one document.
+    ``DocSource.repaired`` counts the lone surrogates replaced in the document (on its first item only).
     """
     sha = sha256_bytes(data)
     name = logical_name(uri)
@@ -171,6 +397,9 @@ def iter_documents(uri: str, data: bytes, *, split_lists: bool = True) -> Iterat
     if problem:
         yield reject(*problem)
         return
+    if is_jsonl(uri):
+        yield from _jsonl_docs(uri, sha, io.BytesIO(data))
+        return
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -179,32 +408,26 @@ def iter_documents(uri: str, data: bytes, *, split_lists: bool = True) -> Iterat
     if name.endswith((".yaml", ".yml")):
         try:
             yield DocSource(uri, "", sha), yaml.load(text, Loader=_YAML_LOADER)
-        except yaml.YAMLError as exc:
-            yield reject("invalid_yaml", str(exc)[:500])
+        except (yaml.YAMLError, RecursionError, ValueError) as exc:
+            yield reject("invalid_yaml", f"{type(exc).__name__}: {exc}"[:500])
         return
-    if name.endswith((".jsonl", ".ndjson")):
-        for i, line in enumerate(text.splitlines()):
-            if not line.strip():
-                continue
-            try:
-                yield DocSource(uri, f"line:{i + 1}", sha), json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield reject(_json_error_reason(line, exc), f"line {i + 1}: {exc}", f"line:{i + 1}", line[:200])
+    if not name.endswith((".json", ".traj")) and any(pred(name, text) for pred in TEXT_FORMATS):
+        yield DocSource(uri, "", sha), text
         return
     if not name.endswith((".json", ".traj")) and text.lstrip()[:1] not in ("{", "["):
         yield reject("unsupported_file_type", f"not a JSON/JSONL/Parquet/YAML file: {os.path.basename(uri)}")
         return
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
+        doc, repaired = _loads(text)
+    except (ValueError, RecursionError) as exc:
         if not name.endswith((".json", ".traj")):
             # a log or text file that merely starts with a bracket, not broken JSON
             yield reject("unsupported_file_type", f"not a JSON/JSONL/Parquet/YAML file: {os.path.basename(uri)}")
         else:
-            yield reject(_json_error_reason(text, exc), str(exc))
+            yield reject(*_json_failure(text, exc))
         return
     if split_lists and isinstance(doc, list) and doc and all(isinstance(x, dict) for x in doc):
         for i, item in enumerate(doc):
-            yield DocSource(uri, f"item:{i}", sha), item
+            yield DocSource(uri, f"item:{i}", sha, repaired if i == 0 else 0), item
         return
-    yield DocSource(uri, "", sha), doc
+    yield DocSource(uri, "", sha, repaired), doc

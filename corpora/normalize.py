@@ -9,8 +9,19 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from swemine.corpora import formats as fmts
-from swemine.corpora.inputs import CorruptCompressed, DocSource, Unit, expand_inputs, iter_documents, read_bytes
-from swemine.corpora.records import Reject, make_reject, short_repr
+from swemine.corpora.inputs import (
+    OUTSIDE,
+    CorruptCompressed,
+    DocSource,
+    Unit,
+    expand_inputs,
+    is_jsonl,
+    iter_documents,
+    iter_jsonl_stream,
+    portable_record,
+    read_bytes,
+)
+from swemine.corpora.records import Info, Reject, make_reject, short_repr
 
 STAGE = "read"
 
@@ -31,13 +42,12 @@ def _shape(doc: Any) -> str:
     return short_repr(doc)
 
 
-def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:
-    """Every trajectory, label and reject one input unit yields."""
-    if unit.kind != "file":
-        reader = fmts.DIRECTORY_READERS[unit.kind]
-        yield from reader(unit.uri)
-        return
+def _documents(unit: Unit, max_bytes: int) -> Iterator[tuple[DocSource, Any] | dict]:
+    """The documents (or rejects) of one file unit: JSONL streamed, anything else read whole."""
     try:
+        if is_jsonl(unit.uri):
+            yield from iter_jsonl_stream(unit.uri, max_bytes)
+            return
         data = read_bytes(unit.uri, max_bytes)
     except ValueError as exc:
         yield make_reject(STAGE, "too_large", str(exc), uri=unit.uri)
@@ -48,32 +58,78 @@ def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:
     except (OSError, EOFError) as exc:
         yield make_reject(STAGE, "unreadable", f"{type(exc).__name__}: {exc}", uri=unit.uri)
         return
+    yield from iter_documents(unit.uri, data)
+
+
+def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:
+    """Every trajectory, label and reject one input unit yields (plus ``Info`` counts of repaired text), with
+    portable provenance: ``source_uri`` relative to the input root (see :meth:`Unit.portable`)."""
+    for rec in _read_unit(unit, max_bytes):
+        uri = rec.get("source_uri") if not isinstance(rec, Info) else None
+        if uri and unit.root:
+            rec = portable_record(rec, unit)
+        yield rec
+
+
+def _read_unit(unit: Unit, max_bytes: int) -> Iterator[dict]:
+    if unit.kind == OUTSIDE:
+        yield make_reject(STAGE, OUTSIDE, "symlink to a path outside the input folder (use --follow-symlinks to "
+                          "read it)", uri=unit.uri)
+        return
+    if unit.kind != "file":
+        reader = fmts.DIRECTORY_READERS[unit.kind]
+        yield from reader(unit.uri)
+        return
     first_checked = False
     pending_list: list[tuple[DocSource, Any]] = []
-    for item in iter_documents(unit.uri, data):
+    items = _documents(unit, max_bytes)
+    for item in items:
         if isinstance(item, Reject):
             yield item
             continue
         src, doc = item
+        if src.repaired:
+            yield Info(repaired_surrogates=src.repaired)
         if src.locator.startswith("item:"):
             pending_list.append((src, doc))
             continue
-        if not first_checked and src.locator and fmts.detect(doc, unit.uri) is None:
-            # a JSONL / Parquet file whose first record is of no known shape: one reject for the file
-            yield make_reject(STAGE, "unknown_format", f"no reader recognises the first record at {src.locator} "
-                              f"({_keys(doc)}); the whole file was skipped", uri=unit.uri, locator=src.locator,
-                              sha256=src.sha256, excerpt=_shape(doc))
-            return
+        if not first_checked and src.locator:
+            fmt = fmts.detect(doc, unit.uri)
+            if fmt is None:
+                # a JSONL / Parquet file whose first record is of no known shape: one reject for the file
+                yield make_reject(STAGE, "unknown_format", f"no reader recognises the first record at {src.locator} "
+                                  f"({_keys(doc)}); the whole file was skipped", uri=unit.uri, locator=src.locator,
+                                  sha256=src.sha256, excerpt=_shape(doc))
+                return
+            if fmt.whole_file:
+                yield from _parse_whole(fmt, src, [doc], items)
+                return
         first_checked = True
         yield from _parse_doc(src, doc)
     if pending_list:
         first_src, first = pending_list[0]
-        if fmts.detect(first, unit.uri) is None:
+        fmt = fmts.detect(first, unit.uri)
+        if fmt is None:
             # a JSON list whose items are of no known shape: maybe the list itself is a document
             yield from _parse_doc(DocSource(unit.uri, "", first_src.sha256), [d for _, d in pending_list])
+        elif fmt.whole_file:
+            yield from _parse_whole(fmt, first_src, [d for _, d in pending_list], iter(()))
         else:
             for src, doc in pending_list:
                 yield from _parse_doc(src, doc)
+
+
+def _parse_whole(fmt: fmts.Format, first_src: DocSource, docs: list, rest: Iterator) -> Iterator[dict]:
+    """A file whose records form one document (``Format.whole_file``): undecodable lines are rejected alone,
+    the others are parsed together under the file's own locator."""
+    for item in rest:
+        if isinstance(item, Reject):
+            yield item
+        else:
+            if item[0].repaired:
+                yield Info(repaired_surrogates=item[0].repaired)
+            docs.append(item[1])
+    yield from _parse_with(fmt, DocSource(first_src.uri, "", first_src.sha256), docs)
 
 
 def _parse_doc(src: DocSource, doc: Any) -> Iterator[dict]:
@@ -82,6 +138,10 @@ def _parse_doc(src: DocSource, doc: Any) -> Iterator[dict]:
         yield make_reject(STAGE, "unknown_format", f"no reader recognises this document ({_keys(doc)})",
                           uri=src.uri, locator=src.locator, sha256=src.sha256, excerpt=_shape(doc))
         return
+    yield from _parse_with(fmt, src, doc)
+
+
+def _parse_with(fmt: fmts.Format, src: DocSource, doc: Any) -> Iterator[dict]:
     try:
         yield from fmt.parse(doc, src)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
@@ -132,11 +192,21 @@ def apply_task(traj: dict, task: dict | None) -> dict:
     return out
 
 
-def normalize_paths(inputs: list[str], tasks: dict[str, dict] | None = None) -> tuple[list[dict], list[dict]]:
+def join_instance(instance_id: str, trajs: Iterable[dict], labels: Iterable[dict], task: dict | None) -> dict:
+    """One instance's group: its trajectories with run labels and the task applied, and the task itself."""
+    labels = list(labels)
+    return {"instance_id": instance_id, "task": task,
+            "trajs": [apply_task(apply_labels(t, labels), task) for t in trajs]}
+
+
+def normalize_paths(inputs: list[str], tasks: dict[str, dict] | None = None, follow_symlinks: bool = False
+                    ) -> tuple[list[dict], list[dict]]:
     """Read ``inputs`` without Beam: returns ``(trajectories, rejects)`` with labels and tasks joined."""
     trajs, labels, rejects = [], [], []
-    for unit in expand_inputs(inputs):
+    for unit in expand_inputs(inputs, follow_symlinks):
         for rec in read_unit(unit):
+            if isinstance(rec, Info):
+                continue
             if isinstance(rec, Reject):
                 rejects.append(dict(rec))
             elif rec.get("kind") == "label":

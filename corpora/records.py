@@ -67,6 +67,7 @@ TASK_SCHEMA = pa.schema([
     pa.field("created_at", pa.string()),       # ISO-8601 as in SWE-bench
     pa.field("patch", pa.string()),
     pa.field("test_patch", pa.string()),
+    pa.field("doc_patch", pa.string()),        # mined tasks: documentation / changelog / authors files of the fix
     pa.field("version", pa.string()),
     pa.field("FAIL_TO_PASS", pa.list_(pa.string())),
     pa.field("PASS_TO_PASS", pa.list_(pa.string())),
@@ -220,6 +221,10 @@ class Reject(dict):
 
 class Filtered(dict):
     """A record removed by a filter (``FILTERED_SCHEMA``): kept with its rule and evidence, never silently dropped."""
+
+
+class Info(dict):
+    """Not a record: counts for the stage's manifest ``info`` (``{"repaired_surrogates": 1}``)."""
 
 
 def make_reject(stage: str, reason: str, message: str, *, uri: str = "", locator: str = "", sha256: str = "",

@@ -14,14 +14,16 @@ Mined code is never executed (DESIGN rule 6): files are read as bytes only.
 from __future__ import annotations
 
 import hashlib
+import importlib.metadata
 import importlib.util
 import os
+import platform
 import re
-import subprocess
 import sys
 import sysconfig
 from collections.abc import Callable, Iterator
 
+from swemine.corpora.git import RepoError, clone_or_fetch, git, is_repository_root, succeeds
 from swemine.corpora.licenses import LICENSE_FILES, license_from_text
 from swemine.corpora.records import SOURCE_FILE_SCHEMA, conform, content_id, make_reject, provenance, sha256_bytes
 
@@ -29,14 +31,18 @@ STAGE = "repo"
 DEFAULT_MAX_FILE_BYTES = 1 << 20
 LANGUAGES = {".py": "python", ".pyi": "python", ".js": "javascript", ".ts": "typescript", ".go": "go",
              ".rs": "rust", ".java": "java", ".c": "c", ".h": "c", ".cpp": "cpp", ".md": "markdown"}
-class RepoError(RuntimeError):
-    """A repository could not be opened, cloned or read."""
-
-
 class RepoSource:
-    """Common interface: ``name``, ``read``, ``list_files``, ``head``, ``iter_source_files``, ``license``."""
+    """Common interface: ``name``, ``read``, ``list_files``, ``head``, ``iter_source_files``, ``license``.
+
+    ``uri`` names the repository portably, never by a local folder: ``owner/name`` (a local clone; records add
+    ``@<commit>``), the remote URL it was cloned from, ``python/cpython@v3.11.7`` (the standard library) or
+    ``pypi/<package>@<version>``."""
     name: str = ""
     uri: str = ""
+
+    def source_uri(self, commit: str | None) -> str:
+        """The ``source_uri`` of a file read at ``commit``."""
+        return f"{self.uri}@{commit}" if commit and "@" not in self.uri else self.uri
 
     def read(self, path: str, commit: str | None = None) -> bytes | None:
         raise NotImplementedError
@@ -74,15 +80,17 @@ class RepoSource:
         for path, data in self._blobs(paths, commit):
             locator = f"{commit}:{path}" if commit else path
             if data is None:
-                yield make_reject(STAGE, "missing", f"{path} could not be read", uri=self.uri, locator=locator)
+                yield make_reject(STAGE, "missing", f"{path} could not be read", uri=self.source_uri(commit),
+                                  locator=locator)
                 continue
             sha = sha256_bytes(data)
             problem = _content_problem(data, max_bytes)
             if problem:
-                yield make_reject(STAGE, problem[0], problem[1], uri=self.uri, locator=locator, sha256=sha,
+                yield make_reject(STAGE, problem[0], problem[1], uri=self.source_uri(commit), locator=locator, sha256=sha,
                                   excerpt=data[:120])
                 continue
-            yield source_file(self.name, commit, path, data.decode("utf-8"), lic, self.uri, locator, sha)
+            yield source_file(self.name, commit, path, data.decode("utf-8"), lic, self.source_uri(commit), locator,
+                              sha)
 
 
 def _content_problem(data: bytes, max_bytes: int) -> tuple[str, str] | None:
@@ -107,37 +115,29 @@ def source_file(repo: str, commit: str, path: str, content: str, license_id: str
         "size": len(content.encode("utf-8")), "license": license_id, **provenance(uri, locator, sha)})
 
 
-def _git(repo_path: str, *args: str, input_bytes: bytes | None = None, check: bool = True) -> bytes:
-    proc = subprocess.run(["git", "-C", repo_path, *args], input=input_bytes, capture_output=True, timeout=600)
-    if check and proc.returncode != 0:
-        raise RepoError(f"git {' '.join(args[:3])} failed in {repo_path}: {proc.stderr.decode(errors='replace')[:300]}")
-    return proc.stdout
-
-
 class GitRepo(RepoSource):
     """A local git repository (bare or with a work tree); every read goes through git objects at a commit."""
 
     def __init__(self, path: str, name: str = ""):
         self.path = os.path.abspath(path)
-        self.uri = self.path
         self.name = name or name_from_path(self.path)
-        _git(self.path, "rev-parse", "--git-dir")
+        self.uri = self.name
+        git(self.path, "rev-parse", "--git-dir")
 
     def head(self) -> str:
-        out = subprocess.run(["git", "-C", self.path, "rev-parse", "HEAD"], capture_output=True, text=True)
-        return out.stdout.strip() if out.returncode == 0 else ""
+        return git(self.path, "rev-parse", "HEAD", check=False).decode().strip()
 
     def has_commit(self, commit: str) -> bool:
-        out = subprocess.run(["git", "-C", self.path, "cat-file", "-e", f"{commit}^{{commit}}"], capture_output=True)
-        return out.returncode == 0
+        return succeeds(self.path, "cat-file", "-e", f"{commit}^{{commit}}")
 
     def read(self, path: str, commit: str | None = None) -> bytes | None:
-        proc = subprocess.run(["git", "-C", self.path, "cat-file", "blob", f"{commit or 'HEAD'}:{path}"],
-                              capture_output=True)
-        return proc.stdout if proc.returncode == 0 else None
+        try:
+            return git(self.path, "cat-file", "blob", f"{commit or 'HEAD'}:{path}")
+        except RepoError:
+            return None
 
     def list_files(self, commit: str | None = None) -> list[str]:
-        out = _git(self.path, "ls-tree", "-r", "-z", "--name-only", commit or "HEAD")
+        out = git(self.path, "ls-tree", "-r", "-z", "--name-only", commit or "HEAD")
         return sorted(p for p in out.decode("utf-8", errors="surrogateescape").split("\0") if p)
 
     def _blobs(self, paths, commit):
@@ -146,7 +146,7 @@ class GitRepo(RepoSource):
             return
         rev = commit or "HEAD"
         request = "".join(f"{rev}:{p}\n" for p in paths).encode("utf-8", errors="surrogateescape")
-        out = _git(self.path, "cat-file", "--batch", input_bytes=request)
+        out = git(self.path, "cat-file", "--batch", input_bytes=request)
         pos = 0
         for path in paths:
             nl = out.index(b"\n", pos)
@@ -167,8 +167,8 @@ class DirRepo(RepoSource):
     def __init__(self, root: str, name: str = "", license_id: str | None = None,
                  exclude_dirs: tuple[str, ...] = ("__pycache__", ".git", "site-packages", "node_modules")):
         self.root = os.path.abspath(root)
-        self.uri = self.root
         self.name = name or name_from_path(self.root)
+        self.uri = self.name
         self._license = license_id
         self.exclude_dirs = exclude_dirs
         if not os.path.isdir(self.root):
@@ -210,8 +210,10 @@ def stdlib_repo() -> DirRepo:
     """The running interpreter's standard library (PSF-2.0), without site-packages."""
     root = sysconfig.get_paths()["stdlib"]
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    return DirRepo(root, name=f"python/cpython-stdlib-{version}", license_id="PSF-2.0",
+    repo = DirRepo(root, name=f"python/cpython-stdlib-{version}", license_id="PSF-2.0",
                    exclude_dirs=("__pycache__", "site-packages", "idlelib", "lib2to3", "test", "tests"))
+    repo.uri = f"python/cpython@v{platform.python_version()}"
+    return repo
 
 
 def package_repo(name: str) -> DirRepo:
@@ -220,7 +222,13 @@ def package_repo(name: str) -> DirRepo:
     if spec is None or not spec.submodule_search_locations:
         raise RepoError(f"installed package not found (or not a package): {name}")
     root = list(spec.submodule_search_locations)[0]
-    return DirRepo(root, name=f"pypi/{name}")
+    repo = DirRepo(root, name=f"pypi/{name}")
+    dist = (importlib.metadata.packages_distributions().get(name) or [name])[0]     # yaml -> PyYAML
+    try:
+        repo.uri = f"pypi/{name}@{importlib.metadata.version(dist)}"
+    except importlib.metadata.PackageNotFoundError:
+        pass
+    return repo
 
 
 def is_url(spec: str) -> bool:
@@ -237,17 +245,7 @@ def clone_cached(url: str, cache_dir: str | None = None, timeout: int = 1800) ->
     os.makedirs(cache, exist_ok=True)
     slug = re.sub(r"[^\w.-]+", "_", url.rstrip("/").split("://")[-1])[-80:]
     dest = os.path.join(cache, f"{slug}-{hashlib.sha1(url.encode()).hexdigest()[:8]}.git")
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-    if os.path.isdir(dest):
-        cmd = ["git", "-C", dest, "fetch", "--quiet", "--prune", "origin", "+refs/heads/*:refs/heads/*"]
-    else:
-        cmd = ["git", "clone", "--quiet", "--bare", url, dest + ".partial"]
-    proc = subprocess.run(cmd, capture_output=True, timeout=timeout, env=env)
-    if proc.returncode != 0:
-        raise RepoError(f"git {'fetch' if os.path.isdir(dest) else 'clone'} {url} failed: "
-                        f"{proc.stderr.decode(errors='replace')[:300]}")
-    if not os.path.isdir(dest):
-        os.rename(dest + ".partial", dest)
+    clone_or_fetch(url, dest, timeout)
     return dest
 
 
@@ -266,9 +264,7 @@ def open_repo(spec: str, cache_dir: str | None = None, name: str = "") -> RepoSo
         return repo
     if not os.path.exists(spec):
         raise RepoError(f"no such repository path: {spec}")
-    is_git = subprocess.run(["git", "-C", spec, "rev-parse", "--git-dir"], capture_output=True).returncode == 0
-    toplevel = subprocess.run(["git", "-C", spec, "rev-parse", "--show-toplevel"], capture_output=True, text=True)
-    if is_git and (toplevel.returncode != 0 or os.path.samefile(toplevel.stdout.strip(), spec)):
+    if is_repository_root(spec):
         return GitRepo(spec, name=name)
     return DirRepo(spec, name=name)
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
-from swemine.corpora.inputs import DocSource, expand_inputs, iter_documents, read_bytes
+from swemine.corpora.inputs import DocSource, expand_inputs, iter_documents, portable_record, read_bytes
 from swemine.corpora.records import TASK_SCHEMA, Reject, conform, content_id, dumps_extra, make_reject, provenance
 
 STAGE = "tasks"
@@ -105,17 +105,25 @@ def load_tasks(specs: list[str]) -> Iterator[dict]:
     for spec in specs:
         if is_local_or_url(spec):
             for unit in expand_inputs([spec]):
-                yield from read_task_file(unit.uri)
+                for rec in read_task_file(unit.uri):
+                    yield portable_record(rec, unit) if unit.root else rec
         else:
             yield from read_hub_tasks(spec)
 
 
+def pick_task(tasks: Iterable[dict]) -> dict | None:
+    """The one task an instance uses when several task files list it: the smallest ``record_id`` (stable across
+    runs and input order); ``None`` when there is none."""
+    return min(tasks, key=lambda t: t["record_id"], default=None)
+
+
 def tasks_by_instance(specs: list[str]) -> tuple[dict[str, dict], list[dict]]:
-    """``{instance_id: task}`` (last one wins) plus rejects, without Beam."""
-    tasks, rejects = {}, []
+    """``{instance_id: task}`` (one per instance, :func:`pick_task`) plus rejects, without Beam."""
+    grouped: dict[str, list[dict]] = {}
+    rejects = []
     for rec in load_tasks(specs):
         if isinstance(rec, Reject):
             rejects.append(dict(rec))
         else:
-            tasks[rec["instance_id"]] = rec
-    return tasks, rejects
+            grouped.setdefault(rec["instance_id"], []).append(rec)
+    return {iid: pick_task(group) for iid, group in grouped.items()}, rejects

@@ -21,8 +21,8 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from swemine.corpora.inputs import DocSource, expand_inputs, iter_documents, read_bytes
@@ -46,7 +46,7 @@ class BenchmarkItem:
     created_at: str = ""
     substrings: tuple[str, ...] = ()
     statements: tuple[str, ...] = ()
-    patches: tuple[str, ...] = ()
+    patches: tuple[str, ...] = ()              # (gold patch, test patch), "" where missing
     document: str = ""
 
 
@@ -114,7 +114,7 @@ def item_from_row(row: dict, benchmark: str, src: DocSource) -> BenchmarkItem:
             benchmark, task["instance_id"], "swebench", repo=task["repo"], instance_id=task["instance_id"],
             number=task["pr_number"] if task["pr_number"] is not None else _pr_number(task["instance_id"]),
             created_at=task["created_at"] or "", statements=(task["problem_statement"] or "",),
-            patches=tuple(p for p in (task["patch"], task["test_patch"]) if p),
+            patches=(task["patch"] or "", task["test_patch"] or ""),
             document=task["problem_statement"] or "")
     if {"task_id", "prompt", "canonical_solution"} <= keys:
         prompt, solution = _s(row["prompt"]), _s(row["canonical_solution"])
@@ -180,3 +180,16 @@ def load_benchmarks(specs: list[str]) -> BenchmarkSet:
                 out.rejects.append(dict(make_reject(STAGE, "unknown_benchmark_schema", str(exc), uri=src.uri,
                                                     locator=src.locator, sha256=src.sha256)))
     return out
+
+
+def fill_patches(bench: BenchmarkSet, tasks: Mapping[str, dict]) -> BenchmarkSet:
+    """A copy of ``bench`` whose SWE-bench items take a missing gold / test patch from the task of the same
+    instance id (e.g. a Verified file without ``test_patch`` joined with the full task rows)."""
+    items = []
+    for item in bench.items:
+        task = tasks.get(item.instance_id) if item.kind == "swebench" else None
+        if task and not all(item.patches):
+            own = item.patches + ("",) * (2 - len(item.patches))
+            item = replace(item, patches=(own[0] or task.get("patch") or "", own[1] or task.get("test_patch") or ""))
+        items.append(item)
+    return BenchmarkSet(items, list(bench.rejects))

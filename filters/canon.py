@@ -10,7 +10,6 @@ import csv
 import io
 import json
 import re
-import subprocess
 from collections.abc import Iterable, Mapping
 
 _GH = re.compile(r"^(?:https?://|git@)?(?:www\.)?github\.com[/:]", re.I)
@@ -36,13 +35,6 @@ def parse_instance_id(instance_id: str | None) -> tuple[str, int | None]:
     return f"{m['owner']}/{m['name']}".lower(), int(m["num"])
 
 
-def root_commits(git_dir: str) -> list[str]:
-    """Root commit SHAs of a local git repository (``git rev-list --max-parents=0 --all``), sorted."""
-    out = subprocess.run(["git", "-C", git_dir, "rev-list", "--max-parents=0", "--all"], check=True,
-                         capture_output=True, text=True, timeout=120).stdout
-    return sorted(line for line in out.split() if line)
-
-
 def read_alias_table(text: str) -> dict[str, str]:
     """Aliases from JSON (``{"old/name": "new/name"}``) or CSV / ``old,new`` / ``old=new`` lines."""
     text = text.strip()
@@ -58,7 +50,7 @@ def read_alias_table(text: str) -> dict[str, str]:
 class RepoCanon:
     """Maps any spelling of a repo to its canonical name.
 
-    ``aliases``: ``{old: new}``; ``roots``: ``{repo: [root SHAs]}`` (from :func:`root_commits` or metadata);
+    ``aliases``: ``{old: new}``; ``roots``: ``{repo: [root SHAs]}`` (from :func:`swemine.corpora.git.root_commits` or metadata);
     ``preferred``: names that represent their lineage when present (the eval repos).
     """
 

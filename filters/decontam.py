@@ -6,143 +6,54 @@
 3. ``temporal`` — the record's date is on or after the cutoff (``temporal``; undated records are kept unless
    ``undated="drop"``, then ``temporal_undated``);
 4. ``content`` — bigcode exact case-insensitive substring of benchmark prompts/solutions
-   (``content_substring``); word n-gram overlap with problem statements (``content_ngram``); at least
-   ``min_patch_lines`` added lines of a gold/test patch (``content_patch_lines``); MinHash near-duplicate of a
-   benchmark item confirmed by exact identifier-token Jaccard (``content_minhash``).
+   (``content_substring``); distinctive word n-grams of a problem statement (``content_ngram``); change blocks
+   of a gold / test patch in diff form (``content_patch_lines``); MinHash near-duplicate of a benchmark item
+   confirmed by exact identifier-token Jaccard (``content_minhash``).
 
-Benchmark n-grams and patch lines that prove nothing are never indexed: lines every Python run prints
-(traceback frames, exception chaining, test-runner chatter: :data:`swemine.filters.text.GENERIC_LINE`) are removed from
-statements first, and an n-gram needs ``min_distinct_words`` distinct words (at most half numbers or single
-characters), a patch line ``min_line_words``. The first rule that fires decides; the ``Filtered`` record's evidence names the level, rule, benchmark, item id
-and the matched span / n-grams / lines. N-grams and lines frequent in the corpus (boilerplate) are excluded: see
-:func:`boilerplate_features`; their document frequency counts distinct instances (several runs of one instance
-count once), so many leaked copies of one problem statement do not make it "boilerplate".
+Only distinctive evidence counts (:mod:`swemine.filters.evidence`): what many benchmark items share, what no
+leak is made of (paths, version strings, environment banners, tracebacks, diff headers, issue-template and
+license text) and what is frequent in the corpus being filtered (:func:`boilerplate_features`) never decides.
+A record is dropped for an item when the evidence is strong enough: a share of the item's distinctive n-grams
+(or of a patch's change blocks) at or above the configured threshold, with enough distinct matches. The first
+rule that fires decides; the ``Filtered`` record's evidence names the level, rule, benchmark, item id, the score,
+the thresholds and the matched n-grams / blocks. Corpus document frequency counts distinct instances (several
+runs of one instance count once), so many leaked copies of one problem statement do not make it "boilerplate".
 """
 from __future__ import annotations
 
+import copy
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
-from swemine.corpora.records import Filtered, make_filtered
-from swemine.filters.benchmarks import BenchmarkItem, BenchmarkSet
+from swemine.corpora.records import Filtered
+from swemine.filters.benchmarks import BenchmarkSet
 from swemine.filters.canon import RepoCanon, parse_instance_id
+from swemine.filters.evidence import PATCH_FIELDS, ContentIndex, EvidenceConfig, evidence_fields
 from swemine.filters.fields import FieldSpec, first_value, get_path, iter_texts, spec_for
-from swemine.filters.minhash import band_keys, jaccard, optimal_bands, signature
-from swemine.filters.text import (
-    added_lines,
-    identifier_tokens,
-    informative,
-    strip_generic_lines,
-    text_lines,
-    word_ngrams,
-    words,
-)
+from swemine.filters.minhash import jaccard
+from swemine.filters.text import identifier_tokens
+from swemine.filters.verdict import Verdict, filter_stage
 
 STAGE = "decontam"
 LEVELS = ("instance", "repo", "temporal", "content")
 MAX_LISTED = 5
-ANCHOR_N = 3
 
 
 @dataclass(frozen=True)
-class DecontamConfig:
-    """Decontamination switches and thresholds (defaults follow methods.md §5.3)."""
+class DecontamConfig(EvidenceConfig):
+    """Decontamination levels and switches, plus the content level's thresholds (:class:`EvidenceConfig`)."""
     levels: tuple[str, ...] = LEVELS
     cutoff_date: str = ""                     # ISO date; records dated on/after it are dropped
     undated: str = "keep"                     # keep | drop, for the temporal level
     grey_repos: tuple[str, ...] = ()
-    ngram_n: int = 10
-    min_ngram_matches: int = 1
-    min_patch_lines: int = 3
-    min_line_chars: int = 20
-    min_substring_chars: int = 40
-    min_distinct_words: int = 5               # an indexed n-gram needs this many distinct words ...
-    min_line_words: int = 3                   # ... and an indexed patch line this many distinct words
-    strip_generic: bool = True                # drop traceback / test-runner lines from benchmark statements
-    minhash_threshold: float = 0.58
-    num_perm: int = 128
-    minhash_min_tokens: int = 10
-    boilerplate_fraction: float = 0.001       # n-grams/lines in more than this share of corpus documents ...
+    boilerplate_fraction: float = 0.001       # features in more than this share of corpus documents ...
     boilerplate_min_docs: int = 10            # ... and in more than this many are boilerplate
 
     def __post_init__(self):
         unknown = set(self.levels) - set(LEVELS)
         if unknown:
             raise ValueError(f"unknown decontamination level(s) {sorted(unknown)}; choose from {LEVELS}")
-
-
-@dataclass
-class ContentIndex:
-    """Benchmark texts indexed for the content level."""
-    items: list[BenchmarkItem]
-    substrings: list[tuple[str, int]] = field(default_factory=list)
-    anchors: dict[str, list[int]] = field(default_factory=dict)      # interior word 3-gram -> substring indexes
-    unanchored: list[int] = field(default_factory=list)              # substrings too short to anchor
-    ngrams: dict[str, list[int]] = field(default_factory=dict)
-    ngram_totals: dict[int, int] = field(default_factory=dict)
-    lines: dict[str, list[int]] = field(default_factory=dict)
-    buckets: dict[str, list[int]] = field(default_factory=dict)
-    tokens: dict[int, set[str]] = field(default_factory=dict)
-    bands: tuple[int, int] = (1, 1)
-
-    @classmethod
-    def build(cls, items: list[BenchmarkItem], cfg: DecontamConfig) -> ContentIndex:
-        idx = cls(items)
-        bands, rows = optimal_bands(cfg.minhash_threshold, cfg.num_perm)
-        seen_sub = set()
-        for i, item in enumerate(items):
-            for sub in item.substrings:
-                low = sub.strip().lower()
-                if len(low) >= cfg.min_substring_chars and low not in seen_sub:
-                    seen_sub.add(low)
-                    idx.add_substring(low, i)
-            grams = set()
-            for st in item.statements:
-                grams |= word_ngrams(strip_generic_lines(st) if cfg.strip_generic else st, cfg.ngram_n)
-            grams = {g for g in grams if informative(g.split(" "), cfg.min_distinct_words)}
-            idx.ngram_totals[i] = len(grams)
-            for g in grams:
-                idx.ngrams.setdefault(g, []).append(i)
-            for patch in item.patches:
-                for line in added_lines(patch, cfg.min_line_chars):
-                    if not informative(words(line), cfg.min_line_words):
-                        continue
-                    owners = idx.lines.setdefault(line, [])
-                    if not owners or owners[-1] != i:
-                        owners.append(i)
-            toks = identifier_tokens(item.document)
-            if len(toks) >= cfg.minhash_min_tokens:
-                idx.tokens[i] = toks
-                for key in band_keys(signature(toks, cfg.num_perm), bands, rows):
-                    idx.buckets.setdefault(key, []).append(i)
-        idx.bands = (bands, rows)
-        return idx
-
-    def add_substring(self, low: str, item: int) -> None:
-        """Index a lower-cased substring under one word 3-gram from its interior (edge words may be partial)."""
-        pos = len(self.substrings)
-        self.substrings.append((low, item))
-        inner = words(low)[1:-1]
-        if len(inner) >= ANCHOR_N:
-            mid = (len(inner) - ANCHOR_N) // 2
-            self.anchors.setdefault(" ".join(inner[mid:mid + ANCHOR_N]), []).append(pos)
-        else:
-            self.unanchored.append(pos)
-
-    def substring_candidates(self, low_text: str) -> list[int]:
-        """Substrings that may occur in ``low_text``: their anchor occurs in it as whole words (or they have none)."""
-        grams = word_ngrams(low_text, ANCHOR_N)
-        found = {p for g in grams for p in self.anchors.get(g, ())}
-        return sorted(found.union(self.unanchored))
-
-    def features(self, texts: Iterable[tuple[str, str]], cfg: DecontamConfig) -> set[str]:
-        """Index n-grams (``n:``) and patch lines (``l:``) present in ``texts``: input to boilerplate counting."""
-        out = set()
-        for _, text in texts:
-            out.update("n:" + g for g in word_ngrams(text, cfg.ngram_n) if g in self.ngrams)
-            out.update("l:" + ln for ln in text_lines(text, cfg.min_line_chars) if ln in self.lines)
-        return out
 
 
 def boilerplate_features(doc_counts: Mapping[str, int], n_docs: int, cfg: DecontamConfig) -> set[str]:
@@ -184,7 +95,13 @@ class Decontaminator:
                     self.numbers.setdefault((repo, int(item.number)), i)
         self.grey = {self.canon.canonical(r) for r in cfg.grey_repos}
         self.index = ContentIndex.build(self.items, cfg) if "content" in cfg.levels else None
-        self.boilerplate = set(boilerplate)
+        self.boilerplate = frozenset(boilerplate)
+
+    def with_boilerplate(self, features: Iterable[str]) -> Decontaminator:
+        """This decontaminator (sharing its indexes) with ``features`` as the corpus boilerplate to ignore."""
+        other = copy.copy(self)
+        other.boilerplate = frozenset(features)
+        return other
 
     # -- evidence helpers -------------------------------------------------------------------------------
     def _item_ev(self, i: int) -> dict[str, Any]:
@@ -252,10 +169,10 @@ class Decontaminator:
             return "temporal", {"rule": "after_cutoff", "field": where, "date": str(value), "cutoff_date": cutoff}
         return None
 
-    def _content(self, record, spec):
+    def _content(self, record, spec, found=None):
         idx, cfg = self.index, self.cfg
         texts = iter_texts(record, spec)
-        for path, text in texts:
+        for path, text in texts if idx.substrings else ():
             low = text.lower()
             for cand in idx.substring_candidates(low):
                 sub, i = idx.substrings[cand]
@@ -263,71 +180,56 @@ class Decontaminator:
                 if pos >= 0:
                     return "content_substring", {"rule": "substring", "field": path, "offset": pos,
                                                  "span": text[pos:pos + len(sub)][:500], **self._item_ev(i)}
-        matched: dict[int, dict[str, str]] = {}
-        for path, text in texts:
-            for g in word_ngrams(text, cfg.ngram_n):
-                owners = idx.ngrams.get(g)
-                if owners and "n:" + g not in self.boilerplate:
-                    for i in owners:
-                        matched.setdefault(i, {}).setdefault(g, path)
-        best = self._best(matched)
-        if best is not None and len(matched[best]) >= cfg.min_ngram_matches:
-            grams = matched[best]
-            first = sorted(grams)[:MAX_LISTED]
-            return "content_ngram", {"rule": f"word_{cfg.ngram_n}gram", "n_matched": len(grams),
-                                     "n_item_ngrams": idx.ngram_totals[best], "ngrams": first,
-                                     "fields": sorted({grams[g] for g in first}), **self._item_ev(best)}
-        lines: dict[int, dict[str, str]] = {}
-        for path, text in texts:
-            for ln in text_lines(text, cfg.min_line_chars):
-                owners = idx.lines.get(ln)
-                if owners and "l:" + ln not in self.boilerplate:
-                    for i in owners:
-                        lines.setdefault(i, {}).setdefault(ln, path)
-        best = self._best(lines)
-        if best is not None and len(lines[best]) >= cfg.min_patch_lines:
-            found = sorted(lines[best])[:MAX_LISTED]
-            return "content_patch_lines", {"rule": "patch_added_lines", "n_matched": len(lines[best]),
-                                           "lines": found, "fields": sorted({lines[best][x] for x in found}),
-                                           **self._item_ev(best)}
-        bands, rows = idx.bands
-        for path, text in texts:
+        found = idx.find(texts) if found is None else found
+        for kind in ("n", "l"):
+            hit = idx.strongest(found, kind, self.boilerplate)
+            if hit is not None and hit["fires"]:
+                return self._content_evidence(kind, hit, found)
+        for path, text in texts if idx.tokens else ():
             toks = identifier_tokens(text)
             if len(toks) < cfg.minhash_min_tokens:
                 continue
-            cands = set()
-            for key in band_keys(signature(toks, cfg.num_perm), bands, rows):
-                cands.update(idx.buckets.get(key, ()))
-            for i in sorted(cands):
+            for i in idx.minhash_candidates(toks):
                 sim = jaccard(toks, idx.tokens[i])
                 if sim >= cfg.minhash_threshold:
                     return "content_minhash", {"rule": "minhash_jaccard", "field": path, "jaccard": round(sim, 4),
                                                "threshold": cfg.minhash_threshold, **self._item_ev(i)}
         return None
 
-    @staticmethod
-    def _best(matched: dict[int, dict]) -> int | None:
-        if not matched:
-            return None
-        return min(matched, key=lambda i: (-len(matched[i]), i))
+    def _content_evidence(self, kind: str, hit: dict[str, Any], found: Mapping[str, str]) -> tuple[str, dict]:
+        listed = hit["matched"][:MAX_LISTED]
+        common = {"score": round(hit["score"], 4), "threshold": self.index.thresholds(kind),
+                  "n_matched": len(hit["matched"]), "fields": evidence_fields(found, kind, listed)}
+        if kind == "n":
+            return "content_ngram", {"rule": f"word_{len(listed[0].split())}gram", **common,
+                                     "n_item_ngrams": hit["total"], "ngrams": listed, **self._item_ev(hit["owner"])}
+        item, patch = hit["owner"]
+        return "content_patch_lines", {"rule": "patch_change_blocks", **common, "n_patch_blocks": hit["total"],
+                                       "patch": PATCH_FIELDS[patch], "blocks": listed, **self._item_ev(item)}
 
     # -- public -----------------------------------------------------------------------------------------
-    def check(self, record: Mapping[str, Any], spec: FieldSpec) -> tuple[str, dict[str, Any]] | None:
-        """The first rule that fires on ``record`` as ``(reason, evidence)``, or ``None`` when it is clean."""
+    def check(self, record: Mapping[str, Any], spec: FieldSpec, found: Mapping[str, str] | None = None
+              ) -> tuple[str, dict[str, Any]] | None:
+        """The first rule that fires on ``record`` as ``(reason, evidence)``, or ``None`` when it is clean
+        (``found``: the record's content features when already computed, see :meth:`found`)."""
         for level in LEVELS:
             if level not in self.cfg.levels:
                 continue
-            hit = getattr(self, f"_{level}")(record, spec)
+            hit = self._content(record, spec, found) if level == "content" else getattr(self, f"_{level}")(record, spec)
             if hit:
                 reason, ev = hit
                 return reason, {"level": level, **ev}
         return None
 
+    def found(self, record: Mapping[str, Any], spec: FieldSpec) -> dict[str, str]:
+        """``{feature: field}`` of the benchmark content features in ``record`` (empty when the level is off)."""
+        if self.index is None:
+            return {}
+        return self.index.find(iter_texts(record, spec))
+
     def features(self, record: Mapping[str, Any], spec: FieldSpec) -> set[str]:
         """Content features of ``record`` for boilerplate counting (empty when the content level is off)."""
-        if self.index is None:
-            return set()
-        return self.index.features(iter_texts(record, spec), self.cfg)
+        return set(self.found(record, spec))
 
     def annotate(self, record: dict, spec: FieldSpec) -> dict:
         """Fill a kept record's ``decontam`` struct when its schema has one (the localization records do):
@@ -342,34 +244,37 @@ class Decontaminator:
         """A stage function ``record -> [record | Filtered]`` for :func:`swemine.pipelines.stage.apply_stage`."""
         spec = spec or spec_for(record_type)
 
-        def fn(record: dict) -> list[dict | Filtered]:
-            hit = self.check(record, spec)
-            if hit is None:
-                return [self.annotate(record, spec)]
-            reason, ev = hit
-            return [make_filtered(STAGE, reason, record, record_type, ev)]
+        def judge(record: dict, found: Mapping[str, str] | None = None) -> Verdict:
+            hit = self.check(record, spec, found)
+            return Verdict(self.annotate(record, spec)) if hit is None else Verdict(record, *hit)
 
-        return fn
+        return filter_stage(STAGE, record_type, judge)
+
+
+def fit_boilerplate(probe: Decontaminator, records: list[dict], spec: FieldSpec
+                    ) -> tuple[Decontaminator, list[dict[str, str]]]:
+    """``probe`` with the boilerplate learned from ``records`` (features in too many distinct documents), and each
+    record's content features, so checking them costs no second pass over the text."""
+    found = [probe.found(rec, spec) for rec in records]
+    docs: dict[str, set[str]] = {}
+    for rec, feats in zip(records, found):
+        docs.setdefault(doc_key(rec, spec), set()).update(feats)
+    counts: dict[str, int] = {}
+    for feats in docs.values():
+        for f in feats:
+            counts[f] = counts.get(f, 0) + 1
+    return probe.with_boilerplate(boilerplate_features(counts, len(docs), probe.cfg)), found
 
 
 def decontaminate(records: Iterable[dict], record_type: str, bench: BenchmarkSet, cfg: DecontamConfig | None = None,
                   canon: RepoCanon | None = None, spec: FieldSpec | None = None) -> tuple[list[dict], list[Filtered]]:
-    """Plain-Python run over a list: boilerplate counted on ``records``, then every record checked."""
+    """Plain-Python run over a list: boilerplate learned from ``records``, then every record checked."""
     records = list(records)
     spec = spec or spec_for(record_type)
-    probe = Decontaminator(bench, cfg, canon)
-    counts: dict[str, int] = {}
-    docs: dict[str, set[str]] = {}
-    for rec in records:
-        docs.setdefault(doc_key(rec, spec), set()).update(probe.features(rec, spec))
-    for feats in docs.values():
-        for f in feats:
-            counts[f] = counts.get(f, 0) + 1
-    probe.boilerplate = boilerplate_features(counts, len(docs), probe.cfg)
+    probe, found = fit_boilerplate(Decontaminator(bench, cfg, canon), records, spec)
     fn = probe.stage_fn(record_type, spec)
     kept, dropped = [], []
-    for rec in records:
-        for out in fn(rec):
+    for rec, feats in zip(records, found):
+        for out in fn(rec, feats if probe.index is not None else None):
             (dropped if isinstance(out, Filtered) else kept).append(out)
     return kept, dropped
-

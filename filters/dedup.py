@@ -1,9 +1,14 @@
 """Exact and near-duplicate removal: the plain-Python pieces the Beam stages (:mod:`swemine.pipelines.dedup_stage`) wire.
 
 - **Exact**: records whose dedup text (configurable paths per record type, e.g. FIM by file content,
-  trajectories by action sequence) has the same normalized content hash (:func:`swemine.filters.text.exact_key`).
+  trajectories by what the agent did: every step's tool name, arguments and action text, whatever the reader)
+  has the same normalized content hash (:func:`swemine.filters.text.exact_key`).
 - **Near**: MinHash over word ``shingle_size``-gram shingles of the dedup text → LSH band keys → records sharing
   a band key are candidate pairs → connected components → one record kept per component.
+
+A record whose dedup text has fewer than ``min_key_words`` words (an empty or trivial key: a trajectory with no
+action, a file of a few tokens) is never a duplicate: it is kept and counted as ``dedup_key_empty``, so records
+that merely lack the key's fields are not collapsed into one hash.
 
 Tie-break everywhere: the smallest ``record_id`` is kept, the component id is its smallest member id; so the
 result does not depend on input order or on the runner's parallelism. :func:`dedup_records` is the same
@@ -16,12 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from swemine.corpora.records import Filtered, make_filtered
-from swemine.filters.fields import FieldSpec, iter_texts, spec_for
+from swemine.filters.fields import FieldSpec, get_path, iter_texts, spec_for
 from swemine.filters.minhash import band_keys, optimal_bands, text_signature
-from swemine.filters.text import exact_key, words
+from swemine.filters.text import exact_key, has_words, words
 
 EXACT_STAGE = "dedup_exact"
 NEAR_STAGE = "dedup_near"
+EMPTY_KEY = "empty:"
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,7 @@ class DedupConfig:
     exact: bool = True
     near: bool = True
     shingle_size: int = 5
+    min_key_words: int = 5    # a shorter dedup text is no key: the record is never a duplicate
     num_perm: int = 128
     threshold: float = 0.8
     bands: int = 0            # 0: derived from threshold and num_perm
@@ -43,9 +50,16 @@ class DedupConfig:
 
 
 def dedup_text(record: Mapping[str, Any], spec: FieldSpec) -> str:
-    """The text a record is deduplicated on: its ``dedup_key`` paths (or text paths) joined by newlines."""
-    paths = spec.dedup_key or spec.texts
-    return "\n".join(text for _, text in iter_texts(record, spec, paths))
+    """The text a record is deduplicated on: its ``dedup_key`` paths joined by newlines ("" when the record has
+    none of them); a spec without a dedup key uses its text paths (every string field for an unknown type)."""
+    if not spec.dedup_key:
+        return "\n".join(text for _, text in iter_texts(record, spec))
+    return "\n".join(v for path in spec.dedup_key for _, v in get_path(record, path) if isinstance(v, str) and v)
+
+
+def has_key(text: str, min_words: int) -> bool:
+    """A dedup text long enough to identify a record (at least ``min_words`` words)."""
+    return has_words(text, min_words)
 
 
 def shingles(text: str, n: int) -> set[str]:
@@ -56,13 +70,20 @@ def shingles(text: str, n: int) -> set[str]:
     return {" ".join(ws[i:i + n]) for i in range(len(ws) - n + 1)}
 
 
+def exact_group_key(record: Mapping[str, Any], spec: FieldSpec, cfg: DedupConfig) -> str:
+    """The exact-dedup group of a record: its normalized content hash, or ``EMPTY_KEY`` + its id when it has no
+    key (a group of its own)."""
+    text = dedup_text(record, spec)
+    return exact_key(text) if has_key(text, cfg.min_key_words) else EMPTY_KEY + str(record.get("record_id") or "")
+
+
 def record_bands(record: Mapping[str, Any], spec: FieldSpec, cfg: DedupConfig) -> list[str]:
-    """LSH band keys of a record (none for an empty dedup text: it cannot be a near duplicate)."""
-    ws = words(dedup_text(record, spec))
-    if not ws:
+    """LSH band keys of a record (none without a key: it cannot be a near duplicate)."""
+    text = dedup_text(record, spec)
+    if not has_key(text, cfg.min_key_words):
         return []
     bands, rows = cfg.band_shape()
-    return band_keys(text_signature(ws, cfg.shingle_size, cfg.num_perm, cfg.seed), bands, rows)
+    return band_keys(text_signature(words(text), cfg.shingle_size, cfg.num_perm, cfg.seed), bands, rows)
 
 
 def bucket_edges(ids: Iterable[str]) -> list[tuple[str, str]]:
@@ -99,17 +120,33 @@ def keep_one(records: Iterable[dict], stage: str, reason: str, record_type: str,
     return [kept] + [make_filtered(stage, reason, r, record_type, ev) for r in recs[1:]]
 
 
+def resolve_near(record_id: str, records: list[dict], component: tuple[str, int] | None, cfg: DedupConfig,
+                 record_type: str) -> list[dict | Filtered]:
+    """The near-dup decision for the copies of one record id, given its component ``(component id, size)``
+    (``None``: a singleton). The component id is the smallest member id, so the record whose id it is wins,
+    the same rule as :func:`keep_one`; every other member is ``Filtered`` naming the kept id."""
+    cid, size = component or (record_id, 1)
+    ev = {**near_evidence(cid, cfg), "kept_record_id": cid, "group_size": size}
+    if record_id == cid:
+        return keep_one(records, NEAR_STAGE, "near_duplicate", record_type, ev)
+    return [make_filtered(NEAR_STAGE, "near_duplicate", r, record_type, ev) for r in records]
+
+
 def dedup_records(records: Iterable[dict], record_type: str, cfg: DedupConfig | None = None,
-                  spec: FieldSpec | None = None) -> tuple[list[dict], list[Filtered]]:
-    """Exact then near dedup over a list (the Beam stages' plain-Python twin); kept records sorted by id."""
+                  spec: FieldSpec | None = None, stats: dict[str, int] | None = None
+                  ) -> tuple[list[dict], list[Filtered]]:
+    """Exact then near dedup over a list (the Beam stages' plain-Python twin); kept records sorted by id.
+    ``stats`` (when given) receives ``dedup_key_empty``: the records kept because they have no key."""
     cfg = cfg or DedupConfig()
     spec = spec or spec_for(record_type)
     kept: list[dict] = list(records)
     dropped: list[Filtered] = []
+    if stats is not None:
+        stats["dedup_key_empty"] = sum(not has_key(dedup_text(r, spec), cfg.min_key_words) for r in kept)
     if cfg.exact:
         groups: dict[str, list[dict]] = {}
         for r in kept:
-            groups.setdefault(exact_key(dedup_text(r, spec)), []).append(r)
+            groups.setdefault(exact_group_key(r, spec, cfg), []).append(r)
         kept = []
         for key, group in groups.items():
             first, *rest = keep_one(group, EXACT_STAGE, "exact_duplicate", record_type,

@@ -33,7 +33,7 @@ class FieldSpec:
 FIELD_SPECS: dict[str, FieldSpec] = {
     "trajectory": FieldSpec(
         texts=("problem_statement", "steps[].thought", "steps[].action_text", "steps[].observation", "final_patch"),
-        dedup_key=("steps[].action_text",)),
+        dedup_key=("steps[].tool_name", "steps[].tool_args_json", "steps[].action_text")),
     "task": FieldSpec(texts=("problem_statement", "hints_text", "patch", "test_patch"),
                       dedup_key=("problem_statement", "patch")),
     "source_file": FieldSpec(texts=("content",), dedup_key=("content",)),

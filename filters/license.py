@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from swemine.corpora.licenses import LICENSE_FILES, license_from_repo, license_from_text  # noqa: F401 (re-exported)
-from swemine.corpora.records import Filtered, make_filtered
 from swemine.filters.canon import normalize_repo
 from swemine.filters.fields import FieldSpec, first_value, spec_for
+from swemine.filters.verdict import Verdict, filter_stage
 
 STAGE = "license"
 PERMISSIVE = ("MIT", "Apache-2.0", "BSD-2-Clause", "BSD-3-Clause", "ISC", "Unlicense", "0BSD", "PSF-2.0",
@@ -89,17 +89,16 @@ def license_stage_fn(record_type: str, cfg: LicenseConfig | None = None, spec: F
     spec = spec or spec_for(record_type)
     by_repo: Mapping[str, str] = {normalize_repo(r): lic for r, lic in cfg.repo_licenses}
 
-    def fn(record: dict) -> list[dict | Filtered]:
+    def judge(record: dict) -> Verdict:
         _, repo = first_value(record, spec.repo)
         source, lic = "metadata", by_repo.get(normalize_repo(str(repo or "")))
         if not lic:
             source, lic = spec.license, first_value(record, spec.license)[1]
         verdict = check_license(str(lic or ""), cfg)
         if verdict is None:
-            return [record]
+            return Verdict(record)
         reason, spdx = verdict
-        return [make_filtered(STAGE, reason, record, record_type,
-                              {"rule": reason, "license": spdx, "license_source": source if lic else "",
-                               "repo": repo or "", "allow": sorted(cfg.allowed())})]
+        return Verdict(record, reason, {"rule": reason, "license": spdx, "license_source": source if lic else "",
+                                        "repo": repo or "", "allow": sorted(cfg.allowed())})
 
-    return fn
+    return filter_stage(STAGE, record_type, judge)

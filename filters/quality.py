@@ -8,7 +8,9 @@ Per record (:func:`quality_stage_fn`):
   usage error, bad arguments).
 
 Per instance (:func:`select_per_instance`, after a group-by on the instance id):
-- ``duplicate_actions`` — the same normalized action sequence as a kept trajectory of the same instance;
+- ``duplicate_actions`` — the same normalized action sequence (tool names, arguments and action texts: the
+  trajectory dedup key) as a kept trajectory of the same instance; a trajectory whose sequence has fewer than
+  ``min_action_words`` words is never a duplicate;
 - ``not_n_shortest`` — beyond the ``keep_shortest`` shortest (fewest steps, then smallest id) of its instance.
 """
 from __future__ import annotations
@@ -19,9 +21,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from swemine.corpora.records import Filtered, make_filtered
+from swemine.filters.dedup import dedup_text, has_key
+from swemine.filters.fields import spec_for
 from swemine.filters.text import exact_key
+from swemine.filters.verdict import Verdict, filter_stage
 
 STAGE = "quality"
+TRAJECTORY_SPEC = spec_for("trajectory")
 GROUP_STAGE = "quality_group"
 FORMAT_ERROR_MARKERS = ("your output was not formatted correctly", "was not formatted correctly",
                         "your last output did not use any tool calls", "please make sure your output includes exactly",
@@ -41,6 +47,7 @@ class QualityConfig:
     max_tool_errors: int = 3
     tool_error_markers: tuple[str, ...] = TOOL_ERROR_MARKERS
     dedup_actions: bool = True
+    min_action_words: int = 5              # a shorter action sequence is no key: never a duplicate
     keep_shortest: int = 0                 # keep N shortest per instance; 0 = off
 
 
@@ -96,18 +103,17 @@ def quality_stage_fn(record_type: str = "trajectory", cfg: QualityConfig | None 
     """Stage function for the per-record rules."""
     cfg = cfg or QualityConfig()
 
-    def fn(traj: dict) -> list[dict | Filtered]:
+    def judge(traj: dict) -> Verdict:
         hit = check_quality(traj, cfg)
-        if hit is None:
-            return [traj]
-        return [make_filtered(STAGE, hit[0], traj, record_type, hit[1])]
+        return Verdict(traj) if hit is None else Verdict(traj, *hit)
 
-    return fn
+    return filter_stage(STAGE, record_type, judge)
 
 
-def action_key(traj: dict) -> str:
-    """Normalized hash of the trajectory's action sequence."""
-    return exact_key("\n\x1e".join((s.get("action_text") or "") for s in traj.get("steps") or []))
+def action_key(traj: dict, min_words: int = QualityConfig.min_action_words) -> str:
+    """Normalized hash of what the agent did (the trajectory dedup key); "" when that is empty or trivial."""
+    text = dedup_text(traj, TRAJECTORY_SPEC)
+    return exact_key(text) if has_key(text, min_words) else ""
 
 
 def instance_key(traj: dict) -> str:
@@ -123,8 +129,8 @@ def select_per_instance(trajs: Iterable[dict], cfg: QualityConfig, record_type: 
     seen: dict[str, str] = {}
     kept = 0
     for t in ordered:
-        key = action_key(t)
-        if cfg.dedup_actions and key in seen:
+        key = action_key(t, cfg.min_action_words)
+        if cfg.dedup_actions and key and key in seen:
             out.append(make_filtered(GROUP_STAGE, "duplicate_actions", t, record_type,
                                      {"rule": "same_action_sequence", "kept_record_id": seen[key],
                                       "instance_id": t.get("instance_id"), "action_hash": key[:16]}))
@@ -134,7 +140,8 @@ def select_per_instance(trajs: Iterable[dict], cfg: QualityConfig, record_type: 
                                      {"rule": "keep_n_shortest", "n": cfg.keep_shortest,
                                       "n_steps": len(t.get("steps") or []), "instance_id": t.get("instance_id")}))
             continue
-        seen[key] = t.get("record_id") or ""
+        if key:
+            seen[key] = t.get("record_id") or ""
         kept += 1
         out.append(t)
     return out

@@ -28,7 +28,7 @@ CONTAMINATION_SCHEMA = pa.schema([
     pa.field("rule", pa.string()),
     pa.field("benchmark", pa.string()),
     pa.field("item_id", pa.string()),
-    pa.field("match", pa.string()),                       # matched span / first n-gram / first line / repo
+    pa.field("match", pa.string()),                       # matched span / first n-gram / first change block / repo
     pa.field("evidence_json", pa.string()),
     pa.field("source_uri", pa.string()),
     pa.field("source_locator", pa.string()),
@@ -38,10 +38,10 @@ REPORT_MD = "contamination_report.md"
 
 
 def _match(ev: Mapping[str, Any]) -> str:
-    for key in ("span", "ngrams", "lines", "canonical_repo", "instance_id", "date"):
+    for key in ("span", "ngrams", "blocks", "canonical_repo", "instance_id", "date"):
         value = ev.get(key)
         if value:
-            return str(value[0] if isinstance(value, list) else value)[:300]
+            return str(value[0] if isinstance(value, list) else value).replace("\n", " ↵ ")[:300]
     return ""
 
 

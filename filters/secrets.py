@@ -1,37 +1,92 @@
-"""Secrets and PII scrubbing: detect-secrets' detectors plus e-mail addresses and public IP addresses.
+"""Secrets and PII scrubbing: detect-secrets' detectors, an entropy detector, e-mail and public IP addresses.
 
-Secrets are found with detect-secrets' maintained plugins. Its regex plugins are run directly over whole texts
-(their ``denylist`` patterns, full match spans — fast, and exact spans to replace); the opt-in line-based
-plugins (high-entropy strings, keyword assignments: noisy on code, see bigcode-analysis PR #24) go through
-``scan_line``. A private-key header extends to its ``END`` line. E-mails and IPv4/IPv6 addresses are found
-here; private, loopback, link-local, reserved and documentation addresses and allow-listed e-mail domains are
-left alone.
+Secrets are found with detect-secrets' maintained regex plugins (their ``denylist`` patterns, full match spans)
+plus a high-entropy token detector (32–64 base64 characters mixing cases and digits, Shannon entropy >= 4.5
+bits/char: an AWS secret key with no key-like variable name beside it). The opt-in line-based plugins (hex /
+base64 entropy, keyword assignments: noisy on code, see bigcode-analysis PR #24) go through ``analyze_line``.
+A private-key header extends to its ``END`` line. E-mails and IPv4/IPv6 addresses are found here; private,
+loopback, link-local, reserved and documentation addresses and allow-listed e-mail domains are left alone, and
+an IPv4-shaped string counts only where its context says address (a keyword such as ``server``/``host``/``ip``
+or a URL before it, a ``:port`` after it), never after a version keyword or a ``-``/``==`` pin; multicast
+addresses and netmasks are not addresses of anyone.
+
+Scanning is line based behind a prefilter: only lines holding a long token run, an ``@``, a dotted quad or
+one of a few literal anchors are handed to the detectors (``exhaustive=True`` hands them every line; the
+results are the same, see the tests), so clean text costs a few C-speed passes.
 
 ``mode="scrub"`` replaces each finding with a placeholder (``<SECRET:AWS Access Key>``, ``<EMAIL>``,
-``<IP_ADDRESS>``) and records the counts in ``extra_json.scrubbed``; ``mode="drop"`` returns a ``Filtered``
-(reason ``secret`` or ``pii``) whose stored record is the *scrubbed* one. Evidence names the kind, field and
+``<IP_ADDRESS>``) in every string field of the record (JSON-string columns such as ``tool_args_json`` and
+``extra_json`` included; ids and hashes excepted) and records the counts in ``extra_json.scrubbed``;
+``mode="drop"`` returns a ``Filtered`` (reason ``secret`` or ``pii``) whose stored record is the *scrubbed* one.
+:func:`scrub_row` does the same to any row (rejects, filtered records). Evidence names the kind, field and
 offset, never the value; nothing here logs a value.
 """
 from __future__ import annotations
 
 import ipaddress
 import json
+import math
 import re
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from swemine.corpora.records import Filtered, make_filtered
-from swemine.filters.fields import FieldSpec, iter_texts, set_path, spec_for
+from swemine.filters.fields import FieldSpec
+from swemine.filters.home_paths import PLACEHOLDER as HOME_PLACEHOLDER
+from swemine.filters.home_paths import home_user_spans
+from swemine.filters.verdict import Verdict, filter_stage
 
 STAGE = "secrets"
 #: Line-based detect-secrets plugins: off by default (false positives on code: hashes, SHAs, test passwords).
 NOISY_PLUGINS = ("Base64HighEntropyString", "HexHighEntropyString", "KeywordDetector", "IPPublicDetector")
-EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]{1,64}@(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,24}(?![\w-])")
-IPV4 = re.compile(r"(?<![\w.])(?:\d{1,3}\.){3}\d{1,3}(?![\w.])")
+#: Fields never scanned: ids and content hashes (random-looking by design).
+ID_FIELDS = frozenset({"record_id", "trajectory_id", "subject_id", "source_sha256", "config_hash", "content_sha256",
+                       "base_commit", "commit", "environment_setup_commit", "merged_commit"})
+#: a match may start right after a JSON escape (``\\n``) but not inside a longer word, path or escape
+_START = r"(?:(?<=\\[ntr])|(?<![\w.+\\-]))"
+EMAIL = re.compile(_START + r"[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,24}(?![\w-])")
+IPV4 = re.compile(r"(?<![\w.-])(?:\d{1,3}\.){3}\d{1,3}(?!\w|\.\w)")
 IPV6 = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{1,4}(?![\w:])")
+#: Context that makes a dotted quad an address: a keyword shortly before it, or a port / prefix length after it.
+IP_BEFORE = re.compile(r"(?i)(?:\b(?:ip|ipv4|ips|addr|address(?:es)?|host(?:name)?s?|server|remote|client|peer|"
+                       r"proxy|dns|nameserver|gateway|inet|bind|listen(?:ing)?(?: on)?|connect(?:ed|ing)?(?: to)?|"
+                       r"ping|ssh|curl|wget|nslookup|dig|resolved?)\b[\s:=\"'(\[]*|://|@)$")
+IP_AFTER = re.compile(r":\d{1,5}\b")
+IP_NOT = re.compile(r"(?i)(?:\b(?:v|ver|version|versions|release|rev|revision|build|tag|pip|package)\b\W{0,3}|"
+                    r"[=<>~!]=\s*)$")
+ENTROPY_TOKEN = re.compile(r"(?:(?<=\\[ntr])|(?<![A-Za-z0-9+/=_.\\-]))[A-Za-z0-9+/]{32,64}={0,2}(?![A-Za-z0-9+/=_\-])")
+PEM_LINE_SPAN = 4096   # a token followed by "-----END " this close is a line of a PEM block (certificates are public)
+ENTROPY_BITS = 4.5
+#: base58 (no 0 O I l + /): crypto-currency addresses, public by design; a 40-character random base64 key is
+#: base58-only about 2% of the time
+_BASE58 = frozenset("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz")
+#: published tokens that prove a site's ownership or a file's content, not access
+ENTROPY_NOT = re.compile(r"(?i)(?:verif[\w-]*|integrity|checksum|digest|sha\d*|hash)\W{0,12}$")
 PEM_END = re.compile(r"-----END [A-Z ]*PRIVATE KEY[A-Z ]*-----")
 DEFAULT_EMAIL_ALLOW = ("example.com", "example.org", "example.net", "localhost", "users.noreply.github.com")
+_DOC_NETS = [ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")]
+
+# -- prefilter: C-speed passes over the text's bytes mark where each group of detectors could match
+def _table(chars: bytes, to: bytes = b"a") -> bytes:
+    return bytes(to[0] if c in chars else ord(" ") for c in range(256))
+
+
+_ALNUM = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+#: Every regex plugin without an anchor below matches a token holding a run of 20+ base64 or 24+ word characters.
+_RUNS = ((_table(_ALNUM + b"+/="), b"a" * 20), (_table(_ALNUM + b"_-"), b"a" * 24))
+_CLASSES = bytes.maketrans(_ALNUM, b"A" * 26 + b"a" * 26 + b"0" * 10)
+_SHIFTS = (b"aA", b"Aa", b"a0", b"0a", b"A0", b"0A")
+MIN_SHIFTS = 4          # a run is token-like when its characters change class (lower/upper/digit) this often
+#: group -> literal anchors (Slack, Artifactory, e-mail and basic auth can be short).
+_ANCHORS = {"slack": (b"xox", b"hooks.slack"), "artifactory": (b"AKC", b"AP"), "at": (b"@",)}
+_GATES = {"ip4": re.compile(rb"\.\d{1,3}\.\d{1,3}\.\d"),
+          "ip6": re.compile(rb":[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:")}
+GROUPS = ("token", "slack", "artifactory", "at", "ip4", "ip6")
+_PLUGIN_GROUP = {"Slack Token": "slack", "Artifactory Credentials": "artifactory", "Basic Auth Credentials": "at"}
+#: characters either side of a mark handed to a group's detectors (the longest lead-in any of them matches:
+#: a key name before a token, a user:password before an @, the words before an IP)
+CONTEXT = {"token": 128, "at": 160, "ip4": 64, "ip6": 64, "slack": 64, "artifactory": 64}
 
 
 @dataclass(frozen=True)
@@ -41,6 +96,8 @@ class SecretsConfig:
     secrets: bool = True
     emails: bool = True
     ips: bool = True
+    entropy: bool = True                       # the high-entropy token detector
+    home_paths: bool = True                    # user names in home-folder paths (filters.home_paths)
     extra_plugins: tuple[str, ...] = ()        # NOISY_PLUGINS to switch on by class name
     email_allow_domains: tuple[str, ...] = DEFAULT_EMAIL_ALLOW
 
@@ -60,29 +117,119 @@ class Finding:
     def placeholder(self) -> str:
         if self.kind == "secret":
             return f"<SECRET:{self.label}>"
-        return "<EMAIL>" if self.label == "email" else "<IP_ADDRESS>"
+        return {"email": "<EMAIL>", "home_user": HOME_PLACEHOLDER}.get(self.label, "<IP_ADDRESS>")
 
 
 def _ip_is_public(text: str) -> bool:
+    """A global unicast address outside the documentation ranges; for IPv6 also not a netmask and with at least
+    two full four-digit groups (``123:2:3:4:5:6:7:8`` in a comment is an example, not someone's address)."""
     try:
         ip = ipaddress.ip_address(text)
     except ValueError:
         return False
-    doc_nets = [ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24",
-                                                   "2001:db8::/32")]
-    if any(ip in n for n in doc_nets if n.version == ip.version):
+    if ip.is_multicast or any(ip in n for n in _DOC_NETS if n.version == ip.version):
         return False
+    if ip.version == 6:
+        bits = format(int(ip), "0128b")
+        if "01" not in bits or sum(len(g) == 4 for g in text.split(":")) < 2:
+            return False
     return ip.is_global
+
+
+def _ipv4_says_address(text: str, line_start: int, start: int, end: int) -> bool:
+    """True when the words around ``text[start:end]`` (on its line) say it is an address, not a version."""
+    before = text[max(line_start, start - 40):start]
+    if IP_NOT.search(before):
+        return False
+    return bool(IP_BEFORE.search(before) or IP_AFTER.match(text, end))
+
+
+def shannon_bits(token: str) -> float:
+    """Shannon entropy of ``token`` in bits per character."""
+    n = len(token)
+    return -sum(c / n * math.log2(c / n) for c in Counter(token).values())
+
+
+def _high_entropy(token: str) -> bool:
+    core = token.rstrip("=")
+    return (any(c.isdigit() for c in core) and any(c.isupper() for c in core) and any(c.islower() for c in core)
+            and not _BASE58.issuperset(core) and _token_like(core.encode()) and shannon_bits(core) >= ENTROPY_BITS)
+
+
+def _secret_token(text: str, line_start: int, start: int, end: int) -> bool:
+    """An entropy-detector token that is not a line of a PEM block nor a published verification / content hash."""
+    return (_high_entropy(text[start:end]) and text.find("-----END ", end, end + PEM_LINE_SPAN) < 0
+            and not ENTROPY_NOT.search(text, max(line_start, start - 40), start))
+
+
+def _token_like(run: bytes) -> bool:
+    flat = run.translate(_CLASSES)
+    return sum(flat.count(x) for x in _SHIFTS) >= MIN_SHIFTS
+
+
+def _marks(data: bytes) -> Iterator[tuple[str, int, int]]:
+    """``(group, start, end)`` of every prefilter mark in ``data``."""
+    for table, run in _RUNS:
+        flat = data.translate(table)
+        pos = flat.find(run)
+        while pos >= 0:
+            end = flat.find(b" ", pos)
+            end = len(flat) if end < 0 else end
+            if _token_like(data[pos:end]):
+                yield "token", pos, end
+            pos = flat.find(run, end)
+    for group, anchors in _ANCHORS.items():
+        for anchor in anchors:
+            pos = data.find(anchor)
+            while pos >= 0:
+                yield group, pos, pos + len(anchor)
+                pos = data.find(anchor, pos + len(anchor))
+    for group, gate in _GATES.items():
+        for m in gate.finditer(data):
+            yield group, m.start(), m.end()
+
+
+def candidate_windows(text: str) -> dict[str, list[tuple[int, int, int]]]:
+    """Per detector group, ``(line start, window start, window end)`` of the parts of ``text`` the prefilter marks.
+
+    A window reaches ``CONTEXT[group]`` characters either side of a mark, widened to the nearest space or the line's ends;
+    overlapping windows of a group are merged.
+    """
+    data = text.encode("ascii", "replace")            # one byte per character: offsets match the str
+    out: dict[str, list[tuple[int, int, int]]] = {}
+    for group, pos, end in sorted(_marks(data)):
+        line_start = data.rfind(b"\n", 0, pos) + 1
+        line_end = data.find(b"\n", end)
+        line_end = len(data) if line_end < 0 else line_end
+        ws = data.rfind(b" ", line_start, max(line_start, pos - CONTEXT[group])) + 1 or line_start
+        we = data.find(b" ", min(line_end, end + CONTEXT[group]), line_end)
+        we = line_end if we < 0 else we + 1
+        spans = out.setdefault(group, [])
+        if spans and spans[-1][0] == line_start and ws <= spans[-1][2]:
+            spans[-1] = (line_start, spans[-1][1], max(we, spans[-1][2]))
+        else:
+            spans.append((line_start, ws, we))
+    return out
+
+
+def all_windows(text: str) -> dict[str, list[tuple[int, int, int]]]:
+    """Every line of ``text`` as a window of every group (the exhaustive scan the prefilter must agree with)."""
+    lines, start = [], 0
+    for line in text.split("\n"):
+        lines.append((start, start, start + len(line)))
+        start += len(line) + 1
+    return dict.fromkeys(GROUPS, lines)
 
 
 class SecretScanner:
     """Finds secrets and PII spans in text; build once per worker (plugins are loaded here)."""
 
-    def __init__(self, cfg: SecretsConfig | None = None):
+    def __init__(self, cfg: SecretsConfig | None = None, exhaustive: bool = False):
         from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
         from detect_secrets.plugins.base import RegexBasedDetector
 
         self.cfg = cfg or SecretsConfig()
+        self.windows = all_windows if exhaustive else candidate_windows
         self.regex_plugins: list[tuple[str, list[re.Pattern]]] = []
         self.line_plugins: list[Any] = []
         for secret_type, cls in sorted(get_mapping_from_secret_type_to_class().items()):
@@ -90,47 +237,70 @@ class SecretScanner:
             if name in NOISY_PLUGINS:
                 if name in self.cfg.extra_plugins:
                     self.line_plugins.append(cls())
-            elif issubclass(cls, RegexBasedDetector):
+            elif issubclass(cls, RegexBasedDetector) and secret_type != "Private Key":
                 self.regex_plugins.append((secret_type, list(cls().denylist)))
+        self.private_key = [p for t, c in get_mapping_from_secret_type_to_class().items() if t == "Private Key"
+                            for p in c().denylist]
 
-    def _secret_spans(self, text: str) -> Iterator[Finding]:
-        for label, patterns in self.regex_plugins:
-            for pat in patterns:
-                for m in pat.finditer(text):
-                    start, end = m.span()
-                    if label == "Private Key":
-                        start = start - 5 if text[max(0, start - 5):start] == "-----" else start
-                        tail = PEM_END.search(text, end)
-                        end = tail.end() if tail else end
-                    if end > start:
-                        yield Finding("secret", label, start, end)
-        if self.line_plugins:
-            offset = 0
-            for line in text.splitlines(keepends=True):
-                for plugin in self.line_plugins:
-                    for found in plugin.analyze_line(filename="", line=line, enable_eager_search=True):
-                        value = found.secret_value or ""
-                        pos = line.find(value) if len(value) >= 4 else -1
-                        if pos >= 0:
-                            yield Finding("secret", plugin.secret_type, offset + pos, offset + pos + len(value))
-                offset += len(line)
+    def _private_keys(self, text: str) -> Iterator[Finding]:
+        for pat in self.private_key:
+            for m in pat.finditer(text):
+                start, end = m.span()
+                start = start - 5 if text[max(0, start - 5):start] == "-----" else start
+                tail = PEM_END.search(text, end)
+                yield Finding("secret", "Private Key", start, tail.end() if tail else end)
+
+    def _window_findings(self, group: str, text: str, line_start: int, ws: int, we: int) -> Iterator[Finding]:
+        """Findings of ``group``'s detectors inside ``text[ws:we]`` (lookbehinds see the text before it)."""
+        cfg = self.cfg
+        if cfg.secrets:
+            for label, patterns in self.regex_plugins:
+                if _PLUGIN_GROUP.get(label, "token") == group:
+                    for pat in patterns:
+                        for m in pat.finditer(text, ws, we):
+                            if m.end() > m.start():
+                                yield Finding("secret", label, *m.span())
+            if cfg.entropy and group == "token":
+                for m in ENTROPY_TOKEN.finditer(text, ws, we):
+                    if _secret_token(text, line_start, *m.span()):
+                        yield Finding("secret", "High Entropy String", *m.span())
+        if cfg.emails and group == "at":
+            for m in EMAIL.finditer(text, ws, we):
+                domain = m.group().rsplit("@", 1)[1].lower()
+                if not any(domain == d or domain.endswith("." + d) for d in cfg.email_allow_domains):
+                    yield Finding("pii", "email", *m.span())
+        if cfg.ips and group == "ip4":
+            for m in IPV4.finditer(text, ws, we):
+                if _ip_is_public(m.group()) and _ipv4_says_address(text, line_start, *m.span()):
+                    yield Finding("pii", "ip_address", *m.span())
+        if cfg.ips and group == "ip6":
+            for m in IPV6.finditer(text, ws, we):
+                if _ip_is_public(m.group()):
+                    yield Finding("pii", "ip_address", *m.span())
+
+    def _plugin_lines(self, text: str) -> Iterator[Finding]:
+        offset = 0
+        for line in text.splitlines(keepends=True):
+            for plugin in self.line_plugins:
+                for found in plugin.analyze_line(filename="", line=line, enable_eager_search=True):
+                    value = found.secret_value or ""
+                    pos = line.find(value) if len(value) >= 4 else -1
+                    if pos >= 0:
+                        yield Finding("secret", plugin.secret_type, offset + pos, offset + pos + len(value))
+            offset += len(line)
 
     def find(self, text: str) -> list[Finding]:
         """Non-overlapping findings in ``text``, earliest first (longer span wins on overlap)."""
-        cfg = self.cfg
         found: list[Finding] = []
-        if cfg.secrets:
-            found.extend(self._secret_spans(text))
-        if cfg.emails and "@" in text:
-            for m in EMAIL.finditer(text):
-                domain = m.group().rsplit("@", 1)[1].lower()
-                if not any(domain == d or domain.endswith("." + d) for d in cfg.email_allow_domains):
-                    found.append(Finding("pii", "email", *m.span()))
-        if cfg.ips:
-            for pat in (IPV4, IPV6):
-                for m in pat.finditer(text):
-                    if _ip_is_public(m.group()):
-                        found.append(Finding("pii", "ip_address", *m.span()))
+        for group, windows in self.windows(text).items():
+            for line_start, ws, we in windows:
+                found.extend(self._window_findings(group, text, line_start, ws, we))
+        if self.cfg.secrets and "PRIVATE KEY" in text:
+            found.extend(self._private_keys(text))
+        if self.line_plugins:
+            found.extend(self._plugin_lines(text))
+        if self.cfg.home_paths and ("home" in text or "Users" in text):
+            found.extend(Finding("pii", "home_user", s, e) for s, e in home_user_spans(text))
         found.sort(key=lambda f: (f.start, -(f.end - f.start), f.label))
         out: list[Finding] = []
         for f in found:
@@ -150,6 +320,38 @@ class SecretScanner:
         return "".join(parts)
 
 
+def _scrub_value(value: Any, path: str, scanner: SecretScanner, evidence: list[dict]) -> Any:
+    """``value`` with every string inside it scrubbed; findings appended to ``evidence``."""
+    if isinstance(value, str):
+        findings = scanner.find(value) if value else []
+        evidence.extend({"kind": f.kind, "label": f.label, "field": path, "offset": f.start,
+                         "length": f.end - f.start} for f in findings)
+        return scanner.scrub(value, findings) if findings else value
+    if isinstance(value, Mapping):
+        out = {k: v if (not path and k in ID_FIELDS) else _scrub_value(v, f"{path}.{k}" if path else str(k),
+                                                                            scanner, evidence)
+               for k, v in value.items()}
+        return out if any(out[k] is not value[k] for k in out) else value
+    if isinstance(value, (list, tuple)):
+        items = [_scrub_value(v, f"{path}[{i}]", scanner, evidence) for i, v in enumerate(value)]
+        return items if any(a is not b for a, b in zip(items, value)) else value
+    return value
+
+
+def scrub_record(record: dict, scanner: SecretScanner, spec: FieldSpec | None = None
+                 ) -> tuple[dict, list[dict[str, Any]]]:
+    """``(scrubbed record, findings as evidence)`` over every string field but ids and hashes (``spec`` is
+    accepted for symmetry with the other filters: secrets are looked for everywhere). The evidence holds kind,
+    label, field and offsets only."""
+    evidence: list[dict[str, Any]] = []
+    return _scrub_value(record, "", scanner, evidence), evidence
+
+
+def scrub_row(row: Mapping[str, Any], scanner: SecretScanner) -> dict:
+    """Any row (a reject, a filtered record) with secrets replaced in every string field but ids and hashes."""
+    return dict(_scrub_value(row, "", scanner, []))
+
+
 def _with_counts(record: dict, counts: Mapping[str, int]) -> dict:
     if "extra_json" not in record:
         return record
@@ -161,37 +363,21 @@ def _with_counts(record: dict, counts: Mapping[str, int]) -> dict:
     return {**record, "extra_json": json.dumps(extra, sort_keys=True, ensure_ascii=False, default=str)}
 
 
-def scrub_record(record: dict, scanner: SecretScanner, spec: FieldSpec) -> tuple[dict, list[dict[str, Any]]]:
-    """``(scrubbed record, findings as evidence)``; the evidence holds kind, label, field and offsets only."""
-    out = record
-    evidence: list[dict[str, Any]] = []
-    for path, text in iter_texts(record, spec):
-        findings = scanner.find(text)
-        if not findings:
-            continue
-        out = set_path(out, path, scanner.scrub(text, findings))
-        evidence.extend({"kind": f.kind, "label": f.label, "field": path, "offset": f.start,
-                         "length": f.end - f.start} for f in findings)
-    return out, evidence
-
-
 def secrets_stage_fn(record_type: str, cfg: SecretsConfig | None = None, spec: FieldSpec | None = None):
     """Stage function: scrub in place (counts in ``extra_json.scrubbed``) or drop with reason ``secret``/``pii``."""
     cfg = cfg or SecretsConfig()
-    spec = spec or spec_for(record_type)
     scanner = SecretScanner(cfg)
 
-    def fn(record: dict) -> list[dict | Filtered]:
+    def judge(record: dict) -> Verdict:
         scrubbed, evidence = scrub_record(record, scanner, spec)
         if not evidence:
-            return [record]
+            return Verdict(record)
         counts: dict[str, int] = {}
         for e in evidence:
             counts[e["label"]] = counts.get(e["label"], 0) + 1
         if cfg.mode == "drop":
             reason = "secret" if any(e["kind"] == "secret" for e in evidence) else "pii"
-            return [make_filtered(STAGE, reason, scrubbed, record_type,
-                                  {"rule": reason, "counts": counts, "findings": evidence[:20]})]
-        return [_with_counts(scrubbed, counts)]
+            return Verdict(scrubbed, reason, {"rule": reason, "counts": counts, "findings": evidence[:20]})
+        return Verdict(_with_counts(scrubbed, counts))
 
-    return fn
+    return filter_stage(STAGE, record_type, judge)

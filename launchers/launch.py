@@ -17,7 +17,7 @@ from swemine.launchers.train import add_train_arguments
 LAUNCHERS = ("local", "torchrun", "slurm")
 WORKER = ["-m", "swemine.launchers.train"]
 RDZV_PORT = 29500
-ALWAYS_RENDERED = ("format",)      # shown even at its default, so a printed command says what it trains on
+ALWAYS_RENDERED = ("format", "loss_on")   # shown even at their defaults: a printed command says what it trains on
 
 
 def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
@@ -121,8 +121,16 @@ def plan(args: argparse.Namespace) -> tuple[str, list[str] | str]:
 
 
 def launch(args: argparse.Namespace, out=None) -> int:
-    """Print (``--dry-run``) or start the job; return the exit status of the started command."""
+    """Print (``--dry-run``) or start the job; return the exit status of the started command.
+
+    Local shards whose rows declare another format or model family than ``--format`` / ``--model-family`` are
+    refused first (:class:`swemine.launchers.data.DataMismatch`), dry run or not."""
+    from swemine.launchers.data import check_shards, loss_weight
+    from swemine.launchers.train import parse_data
+
     out = out or sys.stdout
+    loss_weight(args.loss_on, args.context_weight)
+    check_shards(parse_data(args.data), args.format, args.fim_family)
     kind, job = plan(args)
     if kind == "slurm":
         if args.dry_run:

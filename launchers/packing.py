@@ -11,6 +11,7 @@ A packed row holds several documents back to back; ``position_ids`` restart at 0
   transformers version; O(L²) memory, so for modest contexts).
 
 The first token of each document gets label ``-100``: predicting it would need the previous document.
+Documents with per-token ``loss_weights`` (a raw-FIM context weight between 0 and 1) keep them, aligned.
 """
 from __future__ import annotations
 
@@ -59,32 +60,42 @@ def next_fit(lengths: list[int], seq_len: int) -> list[list[int]]:
     return bins
 
 
-def build_row(docs: list[tuple[list[int], list[int]]], seq_len: int, pad_id: int) -> dict:
-    """One packed row from ``(input_ids, labels)`` documents that fit in ``seq_len`` (after truncation)."""
-    ids, labels, pos = [], [], []
-    for doc_ids, doc_labels in docs:
+def build_row(docs: list[tuple], seq_len: int, pad_id: int) -> dict:
+    """One packed row from ``(input_ids, labels[, loss_weights])`` documents that fit in ``seq_len`` (after
+    truncation); ``loss_weights`` is in the row when the documents carry weights."""
+    ids, labels, pos, weights = [], [], [], []
+    for doc_ids, doc_labels, *doc_weights in docs:
         doc_ids, doc_labels = doc_ids[:seq_len], doc_labels[:seq_len]
         ids.extend(doc_ids)
         labels.append(IGNORE_INDEX)
         labels.extend(doc_labels[1:])
         pos.extend(range(len(doc_ids)))
+        if doc_weights:
+            weights.append(0.0)
+            weights.extend(doc_weights[0][1:seq_len])
     pad = seq_len - len(ids)
     if pad < 0:
         raise ValueError(f"documents of {len(ids)} tokens do not fit in {seq_len}")
     ids.extend([pad_id] * pad)
     labels.extend([IGNORE_INDEX] * pad)
     pos.extend(range(pad))
-    return {"input_ids": ids, "labels": labels, "position_ids": pos}
+    row = {"input_ids": ids, "labels": labels, "position_ids": pos}
+    if len(docs[0]) > 2:
+        row["loss_weights"] = weights + [0.0] * pad
+    return row
 
 
 def pack_batch(batch: dict, seq_len: int, pad_id: int) -> dict:
-    """``Dataset.map(batched=True)`` body: documents (``input_ids``/``labels``) → packed rows."""
+    """``Dataset.map(batched=True)`` body: documents (``input_ids``/``labels``[/``loss_weights``]) → packed
+    rows."""
     lengths = [len(x) for x in batch["input_ids"]]
-    out = {"input_ids": [], "labels": [], "position_ids": [], "n_docs": [], "n_real": [], "n_sq": [],
-           "n_truncated": [], "n_truncated_docs": []}
+    columns = [c for c in ("input_ids", "labels", "loss_weights") if c in batch]
+    out = {c: [] for c in columns}
+    out.update({"position_ids": [], "n_docs": [], "n_real": [], "n_sq": [], "n_truncated": [],
+                "n_truncated_docs": []})
     for members in next_fit(lengths, seq_len):
-        row = build_row([(batch["input_ids"][i], batch["labels"][i]) for i in members], seq_len, pad_id)
-        for key in ("input_ids", "labels", "position_ids"):
+        row = build_row([tuple(batch[c][i] for c in columns) for i in members], seq_len, pad_id)
+        for key in (*columns, "position_ids"):
             out[key].append(row[key])
         out["n_docs"].append(len(members))
         out["n_real"].append(sum(min(lengths[i], seq_len) for i in members))
@@ -141,6 +152,8 @@ class PackedCollator:
 
         batch = {k: torch.tensor([r[k] for r in rows], dtype=torch.long)
                  for k in ("input_ids", "labels", "position_ids")}
+        if "loss_weights" in rows[0]:
+            batch["loss_weights"] = torch.tensor([r["loss_weights"] for r in rows], dtype=torch.float32)
         if self.mode == "block":
             mask = block_causal_mask(batch["position_ids"])
             if self.additive_mask:

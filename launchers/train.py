@@ -20,6 +20,8 @@ import shutil
 import sys
 import time
 
+from swemine.launchers.data import FORMATS, LOSS_ON
+
 log = logging.getLogger("swemine.launchers.train")
 
 SHARDING = ("auto", "none", "fsdp", "zero3")
@@ -41,6 +43,8 @@ class TrainConfig:
     mix: str | None = None
     mix_budget: int | None = None
     fim_family: str | None = None
+    loss_on: str = "middle"
+    context_weight: float | None = None
     seq_len: int = 32768
     learning_rate: float = 1e-5
     warmup_ratio: float = 0.1
@@ -70,12 +74,18 @@ def add_train_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", action="append", required=True, metavar="[PART=]SOURCE",
                         help="run dir, output prefix, glob or Hub id; PART = fim (default), localization, diagnosis")
     parser.add_argument("--model", required=True, help="Hub id or local path of the model to mid-train")
-    parser.add_argument("--format", choices=("chat", "psm", "spm"), default=d.format,
-                        help="chat: messages with the chat template; psm/spm: raw FIM with the model's FIM tokens")
+    parser.add_argument("--format", choices=FORMATS, default=d.format,
+                        help="chat: messages with the chat template; psm/spm/repo: raw FIM with the model's FIM "
+                             "tokens (must be the rows' own format)")
     parser.add_argument("--output", required=True, help="checkpoints, packed data, configs and logs")
     parser.add_argument("--mix", default=None, help="ratios, e.g. fim=0.8,localization=0.15,diagnosis=0.05")
     parser.add_argument("--mix-budget", type=int, default=None, help="total documents of the mixture")
-    parser.add_argument("--fim-family", default=None, help="qwen2.5-coder|starcoder|deepseek-coder (default: detect)")
+    parser.add_argument("--fim-family", "--model-family", dest="fim_family", default=None,
+                        help="qwen2.5-coder|starcoder|deepseek-coder (default: the rows' model_family, else detect)")
+    parser.add_argument("--loss-on", choices=LOSS_ON, default=d.loss_on,
+                        help="raw FIM: loss on the middle (+ EOS) only, or on every token (README: why middle)")
+    parser.add_argument("--context-weight", type=float, default=None,
+                        help="with --loss-on all: loss weight of the non-middle tokens, in (0, 1] (default 1)")
     parser.add_argument("--seq-len", type=int, default=d.seq_len)
     parser.add_argument("--learning-rate", type=float, default=d.learning_rate)
     parser.add_argument("--warmup-ratio", type=float, default=d.warmup_ratio)
@@ -234,7 +244,8 @@ def last_complete_checkpoint(output: str) -> str | None:
 def data_key(cfg: TrainConfig, tokenizer) -> str:
     """Hash of everything the packed data depends on (reuse the packed copy only when it matches)."""
     payload = {"data": cfg.data, "format": cfg.format, "mix": cfg.mix, "budget": cfg.mix_budget,
-               "fim_family": cfg.fim_family, "seq_len": cfg.seq_len, "seed": cfg.seed,
+               "fim_family": cfg.fim_family, "seq_len": cfg.seq_len, "seed": cfg.seed, "loss_on": cfg.loss_on,
+               "context_weight": cfg.context_weight, "encoding": 2,
                "tokenizer": getattr(tokenizer, "name_or_path", ""), "vocab": len(tokenizer)}
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
 
@@ -251,10 +262,12 @@ def prepare_data(cfg: TrainConfig, tokenizer) -> tuple:
         with open(report_path) as f:
             return datasets.load_from_disk(path), json.load(f)
     docs, stats, counts = data.build_documents(cfg.data, tokenizer, cfg.format, cfg.mix, cfg.seed, cfg.mix_budget,
-                                               cfg.fim_family, cfg.num_proc, max_len=cfg.seq_len)
+                                               cfg.fim_family, cfg.num_proc, max_len=cfg.seq_len,
+                                               loss_on=cfg.loss_on, context_weight=cfg.context_weight)
     pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     rows, pack_stats = packing.pack_dataset(docs, cfg.seq_len, pad_id, num_proc=cfg.num_proc)
-    report = {"parts": {p: dataclasses.asdict(s) for p, s in stats.items()}, "mixture": counts,
+    report = {"parts": {p: {**dataclasses.asdict(s), "middle_share": round(s.middle_share, 4)}
+                        for p, s in stats.items()}, "mixture": counts,
               "packing": {**dataclasses.asdict(pack_stats), "fill": round(pack_stats.fill, 4),
                           "attention_context": round(pack_stats.attention_context, 1)}}
     tmp = path + ".tmp"
@@ -332,8 +345,24 @@ def _training_arguments(cfg: TrainConfig, grad_accum: int, bf16: bool, sharding_
     return TrainingArguments(**kw)
 
 
+def weighted_loss(outputs, labels, num_items_in_batch=None, *, weights):
+    """Σ w·CE over the shifted tokens, divided by the trained tokens of the (accumulated) batch: with weights
+    1 and 0 it is the Trainer's own causal-LM loss; a context weight w < 1 scales those tokens' gradient."""
+    import torch.nn.functional as F
+
+    logits = outputs["logits"][:, :-1].float()
+    target, w = labels[:, 1:], weights[:, 1:].to(logits.device)
+    ce = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), target.reshape(-1).to(logits.device),
+                         ignore_index=-100, reduction="none")
+    count = num_items_in_batch if num_items_in_batch is not None else target.ne(-100).sum()
+    return (ce * w.reshape(-1)).sum() / count
+
+
 def _make_trainer(throughput: Throughput, callbacks, **kwargs):
-    """The HF Trainer plus ``tokens_per_s`` / ``mfu`` in every log record (timed from the first step run)."""
+    """The HF Trainer plus ``tokens_per_s`` / ``mfu`` in every log record (timed from the first step run), and
+    :func:`weighted_loss` for batches that carry ``loss_weights``."""
+    import functools
+
     from transformers import Trainer, TrainerCallback
 
     class StartClock(TrainerCallback):
@@ -341,6 +370,16 @@ def _make_trainer(throughput: Throughput, callbacks, **kwargs):
             throughput.start(state.global_step)
 
     class MidtrainTrainer(Trainer):
+        def compute_loss(self, model, inputs, *args, **kw):
+            weights = inputs.pop("loss_weights", None)
+            if weights is None:
+                return super().compute_loss(model, inputs, *args, **kw)
+            self.compute_loss_func = functools.partial(weighted_loss, weights=weights)
+            try:                           # the Trainer's own path: labels popped, GA / device scaling
+                return super().compute_loss(model, inputs, *args, **kw)
+            finally:
+                self.compute_loss_func = None
+
         def log(self, logs, *args, **kw):
             if "loss" in logs:
                 logs = {**logs, **throughput.measure(self.state.global_step)}

@@ -22,7 +22,7 @@ from datasets.info import DatasetInfosDict
 from datasets.utils.metadata import MetadataConfigs
 from huggingface_hub import DatasetCard, DatasetCardData
 
-from swemine.manifests.runs import FILTERED_KIND, SPLIT_NAMES, OutputGroup, Run
+from swemine.manifests.runs import FILTERED_KIND, REJECTS_KIND, SPLIT_NAMES, OutputGroup, Run
 
 CONTAMINATION_REPORT = "contamination_report.md"
 PROVENANCE_REGISTER = "MANIFEST.jsonl"
@@ -309,16 +309,19 @@ def render_body(runs: list[Run], groups: list[OutputGroup], repo_id: str,
     return "\n".join(lines)
 
 
-def publishable_groups(runs: list[Run], include_filtered: bool = False) -> list[OutputGroup]:
-    """The groups that go to the Hub: all non-empty outputs and rejects; filtered records (which may hold secrets
-    or benchmark text) only when asked for. Empty outputs are left out: ``datasets`` cannot load a 0-row shard."""
-    return [g for r in runs for g in r.groups if g.rows and (include_filtered or g.kind != FILTERED_KIND)]
+def publishable_groups(runs: list[Run], include_filtered: bool = False, include_rejects: bool = False
+                       ) -> list[OutputGroup]:
+    """The groups that go to the Hub: all non-empty outputs; rejects (raw excerpts of the inputs) and filtered
+    records (which may hold benchmark text) only when asked for. Empty outputs are left out: ``datasets`` cannot
+    load a 0-row shard."""
+    skip = {kind for kind, keep in ((FILTERED_KIND, include_filtered), (REJECTS_KIND, include_rejects)) if not keep}
+    return [g for r in runs for g in r.groups if g.rows and g.kind not in skip]
 
 
 def render_card(runs: list[Run], repo_id: str, *, license: str = DEFAULT_LICENSE, include_filtered: bool = False,
-                registers: Iterable[str] = ()) -> str:
+                registers: Iterable[str] = (), include_rejects: bool = False) -> str:
     """The full ``README.md`` text for ``runs`` published as ``repo_id``."""
-    groups = publishable_groups(runs, include_filtered)
+    groups = publishable_groups(runs, include_filtered, include_rejects)
     data = card_metadata(groups, license=license, pretty_name=repo_id.split("/")[-1])
     card = DatasetCard(f"---\n{data.to_yaml()}\n---\n\n{render_body(runs, groups, repo_id, registers)}")
     return str(card)

@@ -9,7 +9,7 @@ import datetime as _dt
 import hashlib
 import json
 import os
-import subprocess
+import re
 import time
 from collections.abc import Iterable, Mapping
 from importlib import metadata
@@ -17,15 +17,33 @@ from typing import Any
 
 import fsspec
 
+from swemine.corpora.git import resolve_commit
 from swemine.corpora.records import sha256_file
 
 MANIFEST_NAME = "manifest.json"
 COUNTER_NAMESPACE = "swemine"
 
 
+#: An absolute local path inside a config value (``/home/u/dumps``, ``lite=/data/lite.json``), not a URL's path.
+_LOCAL_PATH = re.compile(r"(?<![\w./:~-])/(?:[^/\s=,]+/)*([^/\s=,]+)/?")
+
+
+def portable(value: Any) -> Any:
+    """``value`` (a config, or a manifest part) with every absolute local path replaced by its last component: what
+    a run is called on any machine. URLs, relative paths and everything else are unchanged."""
+    if isinstance(value, str):
+        return _LOCAL_PATH.sub(r"\1", value)
+    if isinstance(value, Mapping):
+        return {k: portable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [portable(v) for v in value]
+    return value
+
+
 def config_hash(config: Mapping[str, Any]) -> str:
-    """sha256 (first 16 hex) of the canonical JSON of a run configuration."""
-    blob = json.dumps(config, sort_keys=True, default=str, ensure_ascii=False).encode("utf-8")
+    """sha256 (first 16 hex) of the canonical JSON of a run configuration, with local paths made portable: the
+    same data run from another folder gets the same hash (and so the same rows)."""
+    blob = json.dumps(portable(config), sort_keys=True, default=str, ensure_ascii=False).encode("utf-8")
     return hashlib.sha256(blob).hexdigest()[:16]
 
 
@@ -38,12 +56,7 @@ def package_version() -> str:
 
 def git_commit(path: str | None = None) -> str:
     """The swemine checkout's commit, or "" when not run from a git checkout."""
-    here = path or os.path.dirname(os.path.abspath(__file__))
-    try:
-        out = subprocess.run(["git", "-C", here, "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return ""
-    return out.stdout.strip() if out.returncode == 0 else ""
+    return resolve_commit(path or os.path.dirname(os.path.abspath(__file__)))
 
 
 def stage_counters(counters: Iterable[tuple[str, int]]) -> dict[str, dict[str, Any]]:
@@ -64,13 +77,17 @@ def stage_counters(counters: Iterable[tuple[str, int]]) -> dict[str, dict[str, A
 
 
 def balance_problems(stages: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Stages whose ``in`` does not equal ``out + rejected + filtered`` (fan-out stages set ``info.fanout``)."""
+    """Stages whose counts do not balance: ``in = out + rejected + filtered``, or for fan-out stages (which set
+    ``info.fanout``) ``in <= out + rejected + filtered + info.empty``: every input yielded at least one result
+    or was counted as empty."""
     problems = []
     for name, s in stages.items():
-        if s.get("info", {}).get("fanout"):
-            continue
+        info = s.get("info", {})
         total = s["out"] + sum(s["rejected"].values()) + sum(s["filtered"].values())
-        if s["in"] != total:
+        if info.get("fanout"):
+            if s["in"] > total + info.get("empty", 0):
+                problems.append(f"{name}: in={s['in']} > out+rejected+filtered+empty={total + info.get('empty', 0)}")
+        elif s["in"] != total:
             problems.append(f"{name}: in={s['in']} != out+rejected+filtered={total}")
     return problems
 
@@ -131,11 +148,13 @@ def read_manifest(output: str) -> dict[str, Any] | None:
         return json.load(fh)
 
 
-def is_complete(output: str, cfg_hash: str) -> bool:
+def is_complete(output: str, cfg_hash: str, config: Mapping[str, Any] | None = None) -> bool:
     """True when ``output`` holds a finished run of the same config whose shards are all present."""
     manifest = read_manifest(output)
     if not manifest or manifest.get("config_hash") != cfg_hash:
         return False
+    if config is not None and json.loads(json.dumps(config, default=str)) != manifest.get("config"):
+        return False                                  # the same settings over other folders: not this run
     fs, root = fsspec.core.url_to_fs(output)
     for shard in manifest.get("outputs", []):
         p = f"{root.rstrip('/')}/{shard['path']}"

@@ -1,6 +1,7 @@
 """Publish finished runs to the Hugging Face Hub as a dataset repository, resumably.
 
-:func:`build_plan` reads the run(s), checks every shard against its manifest sha256, renders and validates the
+:func:`build_plan` reads the run(s), re-checks each (:func:`verify_run`: the stage counts balance, every shard
+has its manifest sha256 and row count, secrets were scrubbed unless ``allow_unscrubbed``), renders and validates the
 card, and lists what goes where (no network). :func:`publish` then creates the repo (and branch), has the Hub
 validate the card, lists what the remote already holds, uploads the missing shards in commits of at most
 ``max_files_per_commit`` files, and makes a final commit with ``README.md`` and the manifest(s), then tags it
@@ -14,19 +15,21 @@ saved login); this module never reads, prints or writes it.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+import pyarrow.parquet as pq
 from huggingface_hub import CommitOperationAdd, HfApi
 from huggingface_hub.errors import EntryNotFoundError, RevisionNotFoundError
 from huggingface_hub.utils.sha import git_hash
 
 from swemine.corpora.records import sha256_file
 from swemine.manifests import card as cardlib
-from swemine.manifests.manifest import MANIFEST_NAME
-from swemine.manifests.runs import RunError, load_runs
+from swemine.manifests.manifest import MANIFEST_NAME, balance_problems, portable
+from swemine.manifests.runs import Run, RunError, load_runs
 
 log = logging.getLogger("swemine.publish")
 
@@ -92,12 +95,36 @@ def _bytes_file(path_in_repo: str, content: bytes) -> PlannedFile:
 
 
 
+def verify_run(run: Run, allow_unscrubbed: bool = False) -> None:
+    """Raise :class:`RunError` unless the run's stage counts balance, every shard (published or not) has the
+    sha256 and row count its manifest records, and the run was scrubbed of secrets (or that is allowed)."""
+    manifest = run.manifest
+    problems = balance_problems(manifest.get("stages") or {}) or list(manifest.get("balance_problems") or [])
+    if problems:
+        raise RunError(f"{run.dir}: stage counts do not balance ({'; '.join(problems)})")
+    for group in run.groups:
+        for s in group.shards:
+            if sha256_file(s.local) != s.sha256:
+                raise RunError(f"{s.local}: content differs from the manifest's sha256")
+            rows = pq.read_metadata(s.local).num_rows
+            if rows != s.rows:
+                raise RunError(f"{s.local}: {rows} rows, the manifest says {s.rows}")
+    mode = ((manifest.get("config") or {}).get("filters") or {}).get("secrets", "off")
+    if mode not in ("scrub", "drop") and not allow_unscrubbed:
+        raise RunError(f"{run.dir}: the run was not scrubbed of secrets (--scrub-secrets {mode}); re-run it with "
+                       "--scrub-secrets scrub, or pass --allow-unscrubbed")
+
+
 def build_plan(source: str, repo_id: str, *, revision: str = "main", tag: str | None = None, private: bool = False,
                include_filtered: bool = False, license: str = cardlib.DEFAULT_LICENSE,
-               registers: Iterable[str] = ()) -> Plan:
-    """Read and check the run(s) under ``source`` and plan their upload to ``repo_id``; raise on a bad run."""
+               registers: Iterable[str] = (), include_rejects: bool = False, allow_unscrubbed: bool = False,
+               local_paths: bool = False) -> Plan:
+    """Read and check the run(s) under ``source`` (:func:`verify_run`) and plan their upload to ``repo_id``;
+    raise :class:`RunError` on a bad run. Rejects and filtered records go only when asked for."""
     runs = load_runs(source)
-    groups = cardlib.publishable_groups(runs, include_filtered)
+    for run in runs:
+        verify_run(run, allow_unscrubbed)
+    groups = cardlib.publishable_groups(runs, include_filtered, include_rejects)
     if not groups:
         raise RunError(f"{source}: every output is empty; nothing to publish")
     shards, configs = [], {}
@@ -107,15 +134,17 @@ def build_plan(source: str, repo_id: str, *, revision: str = "main", tag: str | 
         c["files"] += len(g.shards)
         c["bytes"] += g.bytes
         for s in g.shards:
-            if sha256_file(s.local) != s.sha256:
-                raise RunError(f"{s.local}: content differs from the manifest's sha256")
             shards.append(PlannedFile(g.repo_path(s), s.bytes, s.sha256, local=s.local))
-    card = cardlib.render_card(runs, repo_id, license=license, include_filtered=include_filtered, registers=registers)
+    card = cardlib.render_card(runs, repo_id, license=license, include_filtered=include_filtered, registers=registers,
+                               include_rejects=include_rejects)
     cardlib.validate_card(card, [f.path_in_repo for f in shards], groups)
     final = []
     for run in runs:
         with open(run.manifest_path, "rb") as fh:
-            final.append(_bytes_file(f"{run.repo_dir}{MANIFEST_NAME}", fh.read()))
+            raw = fh.read()
+        if not local_paths:             # the input roots and output folder of this machine stay on this machine
+            raw = (json.dumps(portable(json.loads(raw)), indent=1, sort_keys=True) + "\n").encode("utf-8")
+        final.append(_bytes_file(f"{run.repo_dir}{MANIFEST_NAME}", raw))
     final.append(_bytes_file("README.md", card.encode("utf-8")))
     tags = [tag] if tag else [r.manifest["run_id"] for r in runs]
     return Plan(repo_id=repo_id, revision=revision, tags=tags, private=private, shards=shards, final=final,

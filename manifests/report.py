@@ -251,6 +251,44 @@ def build_report(source: str) -> Report:
     return report
 
 
+# ---------------------------------------------------------------- summary
+
+
+def stage_names(manifest: dict) -> list[str]:
+    """The manifest's stages in pipeline order (``stage_order``), then any others sorted."""
+    stages, order = manifest.get("stages") or {}, manifest.get("stage_order") or []
+    return [s for s in order if s in stages] + sorted(set(stages) - set(order))
+
+
+def summarize_runs(runs: list[Run]) -> dict:
+    """What the page opens with: outputs produced (rows), totals, drops by reason, warnings."""
+    produced, drops = [], collections.Counter()
+    totals = {"records": 0, "rejected": 0, "filtered": 0}
+    warnings = []
+    for r in runs:
+        m = r.manifest
+        for g in r.groups:
+            if g.kind == REJECTS_KIND:
+                totals["rejected"] += g.rows
+            elif g.kind == FILTERED_KIND:
+                totals["filtered"] += g.rows
+            else:
+                totals["records"] += g.rows
+                produced.append((r.label, g.prefix, g.rows))
+                if not g.rows:
+                    warnings.append(f"{r.label}: {g.prefix} is empty")
+        for stage in stage_names(m):
+            s = m["stages"][stage]
+            for kind in ("rejected", "filtered"):
+                for reason, n in (s.get(kind) or {}).items():
+                    drops[(stage, kind, reason)] += n
+        filters = (m.get("config") or {}).get("filters")
+        if isinstance(filters, dict) and not filters.get("benchmarks"):
+            warnings.append(f"{r.label}: not decontaminated (no --benchmark)")
+        warnings += [f"{r.label}: counts do not balance: {p}" for p in m.get("balance_problems") or []]
+    return {"produced": produced, "totals": totals, "drops": drops.most_common(TOP_N), "warnings": warnings}
+
+
 # ---------------------------------------------------------------- page
 
 _CSS = """body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222;background:#fff}
@@ -264,6 +302,20 @@ def render_html(report: Report) -> str:
     e = html.escape
     parts = ["<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>swemine quality report</title>",
              f"<style>{_CSS}</style></head><body><h1>swemine quality report</h1>"]
+    summary = summarize_runs(report.runs)
+    t = summary["totals"]
+    parts.append(f"<section id='summary'><h2>Summary</h2><p>{t['records']} records in "
+                 f"{len(summary['produced'])} output(s); {t['rejected']} rejected, {t['filtered']} filtered.</p>")
+    parts.append("<table><tr><th>run</th><th>output</th><th>rows</th></tr>" + "".join(
+        f"<tr><td>{e(run)}</td><td>{e(prefix)}</td><td>{rows}</td></tr>" for run, prefix, rows in summary["produced"])
+                 + "</table>")
+    if summary["drops"]:
+        parts.append("<table><tr><th>drops: stage</th><th>kind</th><th>reason</th><th>records</th></tr>" + "".join(
+            f"<tr><td>{e(stage)}</td><td>{kind}</td><td>{e(reason)}</td><td>{n}</td></tr>"
+            for (stage, kind, reason), n in summary["drops"]) + "</table>")
+    parts.append("<ul class='warnings'>" + "".join(f"<li>{e(w)}</li>" for w in summary["warnings"]) + "</ul>"
+                 if summary["warnings"] else "<p>No warnings.</p>")
+    parts.append("</section>")
     for r in report.runs:
         m = r.manifest
         parts.append(f"<h2>{e(r.label)} <small>pipeline <code>{e(str(m.get('pipeline')))}</code>, run "
@@ -276,7 +328,8 @@ def render_html(report: Report) -> str:
         if not m.get("stages"):
             continue
         parts.append("<table><tr><th>stage</th><th>in</th><th>out</th><th>rejected</th><th>filtered</th></tr>")
-        for name, s in m["stages"].items():
+        for name in stage_names(m):
+            s = m["stages"][name]
             parts.append(f"<tr><td>{e(name)}</td><td>{s.get('in', 0)}</td><td>{s.get('out', 0)}</td>"
                          f"<td>{sum(s.get('rejected', {}).values())}</td><td>{sum(s.get('filtered', {}).values())}"
                          "</td></tr>")

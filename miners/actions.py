@@ -20,6 +20,8 @@ FINISH_TOOLS = frozenset({"submit", "finish", "Finish", "FinishArgs", "AgentFini
 EDIT_TOOLS = frozenset({"edit", "create", "insert", "str_replace", "append", "write", "write_file", "edit_file",
                         "StringReplace", "CreateFile", "AppendString", "RequestCodeChange", "EditCode", "apply_patch"})
 _EDIT_COMMANDS = frozenset({"create", "str_replace", "insert", "append", "undo_edit", "write"})
+#: Editor-tool ``command`` values that change a file (OpenHands / SWE-agent ``str_replace_editor``).
+EDITOR_COMMANDS = _EDIT_COMMANDS
 _SHELL_EDIT_RE = re.compile(r"\bsed\s+-i\b|(?<![<>])>\s*[\w./-]+\.\w+|\bcat\s*<<|\btee\b|\bpatch\b\s+-p|\bgit\s+apply\b")
 _TEST_RE = re.compile(r"\bpytest\b|\bpy\.test\b|\btox\b|runtests\.py|\bunittest\b|\bmanage\.py\s+test\b|"
                       r"\bpython3?\s+[^\n|;&]*(?:test|repro|reproduce|bug|check|verify)\w*\.py|\bnpm\s+test\b|"
@@ -167,6 +169,19 @@ def patch_section(patch: str, path: str) -> str:
         if m and path in (m.group(1), m.group(2)):
             return section if section.endswith("\n") else section + "\n"
     return ""
+
+
+def drop_files(patch: str, paths) -> str:
+    """``patch`` without the ``diff --git`` sections of ``paths`` (either side's path)."""
+    paths = set(paths)
+    if not paths:
+        return patch
+    kept = []
+    for section in re.split(r"^(?=diff --git )", patch or "", flags=re.M):
+        m = re.match(r"diff --git a/(\S+) b/(\S+)", section)
+        if not (m and (m.group(1) in paths or m.group(2) in paths)):
+            kept.append(section)
+    return "".join(kept)
 
 
 def new_files(patch: str) -> set[str]:

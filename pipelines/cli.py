@@ -1,4 +1,11 @@
-"""The ``swemine`` command line: ``run``, ``formats``, ``inspect`` (and the commands later modules add)."""
+"""The swemine command line: run a job, or inspect, report, publish and train on finished runs.
+
+Every command is imported only when it runs: :mod:`swemine.pipelines.registry` holds each command's module and
+help line, so
+``swemine --help`` and ``swemine run --help`` load no Beam. A ``run <job>`` command's flags are generated from
+the job's config dataclass (:mod:`swemine.pipelines.configs`); a command module provides ``add_arguments(parser)``
+and ``main(args)``.
+"""
 from __future__ import annotations
 
 import argparse
@@ -8,92 +15,50 @@ import os
 import sys
 from collections.abc import Callable
 
-from swemine.pipelines.registry import PIPELINES
-
-DEFAULT_OUTPUT_ROOT = "swemine-output"
-
-#: Extra top-level commands: name -> (module, help). A module provides ``add_arguments`` and ``main(args)``.
-COMMANDS: dict[str, tuple[str, str]] = {
-    "formats": ("swemine.pipelines.formats_cmd", "list the trajectory readers and what they detect"),
-    "inspect": ("swemine.pipelines.inspect_cmd", "schema, counts, a sample row and rejects by reason of a run"),
-    "eval-loc": ("swemine.pipelines.evalloc_cmd", "score localization predictions against gold (LocAgent metrics)"),
-    "fetch-issues": ("swemine.pipelines.fetch_issues_cmd", "dump a GitHub repo's issues as JSONL for `run tasks --issues`"),
-    "publish": ("swemine.pipelines.publish_cmd", "upload a finished run to the Hugging Face Hub with a dataset card"),
-    "report": ("swemine.pipelines.report_cmd", "write a static HTML quality report with plots of a finished run"),
-    "launch": ("swemine.pipelines.launch_cmd", "print or start a mid-training job: local, torchrun or Slurm"),
-}
+from swemine.pipelines.options import bounded
+from swemine.pipelines.registry import COMMANDS, JOBS
 
 
-def _add_run_parser(sub) -> None:
-    run = sub.add_parser("run", help="run a pipeline (no pipeline: the whole job on the embedded sample data)")
-    run_sub = run.add_subparsers(dest="pipeline")
-    for name, module in PIPELINES.items():
-        mod = importlib.import_module(module)
-        p = run_sub.add_parser(name, help=(mod.__doc__ or "").strip().splitlines()[0])
-        add_common_run_arguments(p)
-        mod.add_arguments(p)
-    add_common_run_arguments(run, defaults_only=True)
+def _chosen(argv: list[str]) -> tuple[str | None, str | None]:
+    """The command and (for ``run``) the job named in ``argv``, found without parsing it."""
+    words = [a for a in argv if not a.startswith("-")]
+    command = words[0] if words else None
+    job = next((w for w in words[1:] if w in JOBS), None) if command == "run" else None
+    return command, job
 
 
-def add_common_run_arguments(p: argparse.ArgumentParser, defaults_only: bool = False) -> None:
-    """Options every ``swemine run <pipeline>`` takes; unknown ``--options`` go to Beam."""
-    p.add_argument("--output", default=None, help="run directory (local path or fsspec URL)")
+def _add_output_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--output", default=None, help="run directory, a local path or fsspec URL "
+                                                  "(default: swemine-output/<job>)")
     p.add_argument("--force", action="store_true", help="recompute even if the output holds the same finished run")
-    if defaults_only:
-        return
-    p.add_argument("--input", action="append", default=[], help="file, directory, glob or URL (repeatable)")
-    p.add_argument("--tasks", action="append", default=[], help="task file or Hub dataset name (repeatable)")
-    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                   help="local processes (default: the machine's cores); shards are the same for any N")
+    p.add_argument("--workers", type=bounded(int, 1), default=os.cpu_count() or 1,
+                   help="local processes (default: the machine's cores, here %(default)s); the shards are the same "
+                        "for any number (see swemine.pipelines.workers)")
 
 
-def summarize(manifest: dict, out=None) -> None:
-    """Print the per-stage table and the outputs of a run."""
-    out = out or sys.stdout
-    if manifest.get("noop"):
-        print(f"up to date: {manifest['run_id']} (use --force to recompute)", file=out)
-    print(f"run {manifest['run_id']}  ({manifest['wall_seconds']}s)", file=out)
-    print(f"{'stage':<28}{'in':>9}{'out':>9}{'rejected':>10}{'filtered':>10}", file=out)
-    for name, s in manifest["stages"].items():
-        print(f"{name:<28}{s['in']:>9}{s['out']:>9}{sum(s['rejected'].values()):>10}"
-              f"{sum(s['filtered'].values()):>10}", file=out)
-    for name, s in manifest["stages"].items():
-        for reason, n in sorted(s["rejected"].items(), key=lambda kv: -kv[1])[:8]:
-            print(f"  {name} rejected {reason}: {n}", file=out)
-    for o in manifest["outputs"]:
-        print(f"  {o['path']}: {o['rows']} rows, {o['bytes']} bytes", file=out)
-    for problem in manifest.get("balance_problems", []):
-        print(f"  COUNTS DO NOT BALANCE: {problem}", file=out)
-
-
-def _run(args, beam_args: list[str]) -> int:
-    from swemine.pipelines import runner
-
-    if not args.pipeline:
-        from swemine.pipelines.default_job import run_default
-        return run_default(args.output or os.path.join(DEFAULT_OUTPUT_ROOT, "default"), beam_args, args.force)
-    mod = importlib.import_module(PIPELINES[args.pipeline])
-    spec = mod.spec_from_args(args)
-    output = args.output or os.path.join(DEFAULT_OUTPUT_ROOT, args.pipeline)
-    manifest = runner.execute(spec, output, beam_args, force=args.force, workers=args.workers)
-    if manifest.get("dry_run"):
-        print(f"dry run {manifest['run_id']}: job built, state {manifest['state']}; nothing was submitted")
-        return 0
-    summarize(manifest)
-    print(f"output: {output}")
-    return 0 if not manifest.get("balance_problems") else 1
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="swemine", description=__doc__)
-    parser.add_argument("-v", "--verbose", action="store_true")
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser, with the arguments of the command (and job) named in ``argv`` only."""
+    command, job = _chosen(list(sys.argv[1:] if argv is None else argv))
+    parser = argparse.ArgumentParser(prog="swemine", description=__doc__.split("\n\n")[0])
+    parser.add_argument("-v", "--verbose", action="store_true", help="log progress and Beam's messages")
     sub = parser.add_subparsers(dest="command")
-    _add_run_parser(sub)
+    run = sub.add_parser("run", help="run a job (no job: the whole job on the embedded sample data)",
+                         description="Run a job; unknown --options go to Beam. With no job: the whole job on the "
+                                     "embedded sample data.")
+    _add_output_arguments(run)
+    run_sub = run.add_subparsers(dest="pipeline")
+    for name, (_, help_text) in JOBS.items():
+        p = run_sub.add_parser(name, help=help_text, description=help_text)
+        if name == job:
+            from swemine.pipelines.run_cmd import add_job_arguments
+            _add_output_arguments(p)
+            add_job_arguments(p, name)
     for name, (module, help_text) in COMMANDS.items():
-        mod = importlib.import_module(module)
-        p = sub.add_parser(name, help=help_text)
-        mod.add_arguments(p)
-        p.set_defaults(_main=mod.main)
+        p = sub.add_parser(name, help=help_text, description=help_text)
+        if name == command:
+            mod = importlib.import_module(module)
+            mod.add_arguments(p)
+            p.set_defaults(_main=mod.main)
     return parser
 
 
@@ -115,13 +80,15 @@ def setup_logging(verbose: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    setup_logging("-v" in (argv or sys.argv) or "--verbose" in (argv or sys.argv))
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    setup_logging("-v" in argv or "--verbose" in argv)
+    parser = build_parser(argv)
     args, beam_args = parser.parse_known_args(argv)
-    if args.command == "run" or args.command is None:
+    if args.command in ("run", None):
+        from swemine.pipelines.run_cmd import main as run_main
         if args.command is None:
             args = parser.parse_args(["run"])
-        return _run(args, beam_args)
+        return run_main(args, beam_args)
     if beam_args:
         parser.error(f"unrecognized arguments: {' '.join(beam_args)}")
     main_fn: Callable = args._main

@@ -2,13 +2,15 @@
 
 ``Dedup(record_type, cfg, spec)`` maps a PCollection of records to ``(kept, filtered)``:
 
-exact:  record → (normalized content hash, record) → GroupByKey → keep the smallest id per hash;
+exact:  record → (normalized content hash, record) → GroupByKey → keep the smallest id per hash (a record without
+        a key is a group of its own);
 near:   record → (band key, id) per LSH band → GroupByKey → star edges from the smallest id per bucket → Distinct
         → all edges to one worker → connected components (union-find; the memory ceiling, as in datatrove's
         stage 3) → (id, (component, size)) joined back onto records by id → keep the record whose id is its
         component's id (the smallest member: the same tie-break as :func:`swemine.filters.dedup.keep_one`).
 
-Counters: ``dedup_exact.*`` and ``dedup_near.*`` (in / out / filtered.<reason>), balanced per stage.
+Counters: ``dedup_exact.*`` and ``dedup_near.*`` (in / out / filtered.<reason>), balanced per stage, and
+``info.dedup_key_empty`` on the first stage that runs: records kept because their key is empty or trivial.
 """
 from __future__ import annotations
 
@@ -17,20 +19,19 @@ from typing import Any
 
 import apache_beam as beam
 
-from swemine.corpora.records import make_filtered
 from swemine.filters.dedup import (
+    EMPTY_KEY,
     EXACT_STAGE,
     NEAR_STAGE,
     DedupConfig,
     bucket_edges,
     connected_components,
-    dedup_text,
+    exact_group_key,
     keep_one,
-    near_evidence,
     record_bands,
+    resolve_near,
 )
 from swemine.filters.fields import FieldSpec, spec_for
-from swemine.filters.text import exact_key
 from swemine.pipelines.stage import FILTERED, Counters, route
 from swemine.pipelines.workers import broadcast, exchange
 
@@ -48,6 +49,8 @@ class _KeepOne(beam.DoFn):
         key, records = kv
         records = list(records)
         self.counters.inc("in", len(records))
+        if key.startswith(EMPTY_KEY):
+            self.counters.inc("info.dedup_key_empty", len(records))
         yield from route(self.counters, keep_one(records, self.stage, self.reason, self.record_type,
                                                  self.evidence(key)))
 
@@ -65,36 +68,42 @@ def _components_with_sizes(edges):
 
 
 class _NearResolve(beam.DoFn):
-    """``(id, {rec, comp})`` → keep the record when it is its component's smallest id, else ``Filtered``.
+    """``(id, {rec, comp})`` → :func:`swemine.filters.dedup.resolve_near`, counted (the component id is the
+    smallest member id, also the keep-one tie-break, so no second shuffle of the records by component is needed)."""
 
-    The component id is the smallest member id, which is also the keep-one tie-break, so no second shuffle of
-    the records by component is needed.
-    """
+    stage = NEAR_STAGE
 
     def __init__(self, record_type: str, cfg: DedupConfig):
         self.record_type, self.cfg = record_type, cfg
 
     def setup(self):
-        self.counters = Counters(NEAR_STAGE)
+        self.counters = Counters(self.stage)
 
     def process(self, kv):
         rid, grouped = kv
         recs = list(grouped["rec"])
         if not recs:                    # --workers: every process knows every component, holds some records
             return
-        comps = list(grouped["comp"])
-        cid, size = comps[0] if comps else (rid, 1)
         self.counters.inc("in", len(recs))
-        ev = {**near_evidence(cid, self.cfg), "kept_record_id": cid, "group_size": size}
-        if rid == cid:
-            first, *rest = keep_one(recs, NEAR_STAGE, "near_duplicate", self.record_type, ev)
-            self.counters.inc("out")
-            yield first
-        else:
-            rest = [make_filtered(NEAR_STAGE, "near_duplicate", r, self.record_type, ev) for r in recs]
-        for f in rest:
-            self.counters.inc("filtered.near_duplicate")
-            yield beam.pvalue.TaggedOutput(FILTERED, dict(f))
+        yield from route(self.counters, resolve_near(rid, recs, next(iter(grouped["comp"]), None), self.cfg,
+                                                     self.record_type))
+
+
+class _Bands(beam.DoFn):
+    """Record → ``(band key, id)`` per LSH band; counts records without a key when no exact stage did."""
+
+    def __init__(self, spec: FieldSpec, cfg: DedupConfig, count_empty: bool):
+        self.spec, self.cfg, self.count_empty = spec, cfg, count_empty
+
+    def setup(self):
+        self.counters = Counters(NEAR_STAGE)
+
+    def process(self, record):
+        keys = record_bands(record, self.spec, self.cfg)
+        if not keys and self.count_empty:
+            self.counters.inc("info.dedup_key_empty")
+        for k in keys:
+            yield k, record["record_id"]
 
 
 class Dedup(beam.PTransform):
@@ -110,14 +119,14 @@ class Dedup(beam.PTransform):
         cfg, spec, rtype = self.cfg, self.spec, self.record_type
         kept, filtered = pcoll, []
         if cfg.exact:
-            res = (exchange(kept | "ExactKey" >> beam.Map(lambda r: (exact_key(dedup_text(r, spec)), r)),
+            res = (exchange(kept | "ExactKey" >> beam.Map(lambda r: (exact_group_key(r, spec, cfg), r)),
                             "ToExactKey", key=lambda kv: kv[0])
                    | "ExactGroup" >> beam.GroupByKey()
                    | "ExactKeep" >> beam.ParDo(_KeepOne(EXACT_STAGE, "exact_duplicate", rtype, _exact_evidence)
                                                ).with_outputs(FILTERED, main="main"))
             kept, filtered = res.main, filtered + [res[FILTERED]]
         if cfg.near:
-            bands = kept | "Bands" >> beam.FlatMap(lambda r: [(k, r["record_id"]) for k in record_bands(r, spec, cfg)])
+            bands = kept | "Bands" >> beam.ParDo(_Bands(spec, cfg, count_empty=not cfg.exact))
             edges = (broadcast(exchange(bands, "ToBand", key=lambda kv: kv[0])
                                | "BandGroup" >> beam.GroupByKey()
                                | "Edges" >> beam.FlatMap(lambda kv: bucket_edges(kv[1])), "ShareEdges")

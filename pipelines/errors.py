@@ -1,129 +1,96 @@
-"""``swemine run errors``: trajectories → verified error–diagnosis records and training views (AET stages 1–5)."""
+"""``swemine run errors``: trajectories → verified error–diagnosis records and training views (AET stages 1–5).
+
+The shared front reads and joins the trajectories (with the task each instance uses); the filters run on the
+trajectories, so nothing is mined from a removed one; the kept ones are paired again with their task's patch
+(the gold of stage 1) before ``detect`` → ``diagnose`` → ``verify`` → ``views``.
+"""
 from __future__ import annotations
 
-import argparse
-import os
+import json
 
 import apache_beam as beam
 
 from swemine.corpora.inputs import expand_inputs
+from swemine.manifests.shards import read_rows
 from swemine.miners.errors import mine as em
 from swemine.miners.errors.diagnosis import ERROR_DIAGNOSIS_SCHEMA, STATUS_VERIFIED, RuleDiagnoser
 from swemine.miners.errors.views import VIEW_SCHEMA, VIEWS, build_views
-from swemine.pipelines.filtering import (
-    add_filter_arguments,
-    apply_filters,
-    contamination_summarizer,
-    filter_config_from_args,
-)
-from swemine.pipelines.runner import Built, PipelineSpec
+from swemine.pipelines.configs import ErrorsJob
+from swemine.pipelines.filtering import apply_filters, contamination_summarizer
+from swemine.pipelines.fronts import TASK_CONTEXT, read_tasks, read_trajectories, trajectories
+from swemine.pipelines.outputs import ERRORS, NOT_DIAGNOSED, view
+from swemine.pipelines.runner import Built, PipelineSpec, combine_summaries
 from swemine.pipelines.stage import apply_stage
-from swemine.pipelines.trajectories import read_and_join
-
-RECORDS = "errors/train"
-NOT_DIAGNOSED = "errors/not_diagnosed"
-VIEW_PREFIXES = {view: f"views/{view}/train" for view in VIEWS}
-DEFAULT_CACHE = os.path.join(os.path.expanduser("~"), ".cache", "swemine", "llm")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--max-file-bytes", type=int, default=1 << 30)
-    parser.add_argument("--diagnoser", choices=("rules", "llm"), default="rules",
-                        help="rules: deterministic, offline (default); llm: any OpenAI-compatible endpoint")
-    parser.add_argument("--llm-base-url", default=None, help="e.g. http://127.0.0.1:8000/v1 (default $OPENAI_BASE_URL)")
-    parser.add_argument("--llm-model", default="", help="model name sent to the endpoint")
-    parser.add_argument("--llm-cache-dir", default=DEFAULT_CACHE, help="on-disk response cache (re-runs are free)")
-    parser.add_argument("--llm-concurrency", type=int, default=4,
-                        help="requests in flight per client (plain-Python runs; Beam workers send one at a time)")
-    parser.add_argument("--llm-timeout", type=float, default=60.0, help="seconds per request")
-    parser.add_argument("--llm-retries", type=int, default=4, help="retries on 429/5xx/timeouts (with backoff)")
-    parser.add_argument("--llm-temperature", type=float, default=0.0)
-    parser.add_argument("--llm-seed", type=int, default=0)
-    parser.add_argument("--budget-requests", type=int, default=None,
-                        help="stop sending after this many requests per worker; the rest is written not_diagnosed")
-    parser.add_argument("--budget-tokens", type=int, default=None, help="same, in prompt+completion tokens")
-    add_filter_arguments(parser)
-
-
-def make_diagnoser(cfg: dict):
+def make_diagnoser(job: ErrorsJob):
     """The configured diagnoser (built inside each worker's ``setup``)."""
-    if cfg["diagnoser"] == "rules":
+    if job.diagnoser == "rules":
         return RuleDiagnoser()
-    from swemine.clients.llm import LLMClient
     from swemine.miners.errors.llm_diagnoser import LLMDiagnoser
-    client = LLMClient(base_url=cfg["llm_base_url"], model=cfg["llm_model"], cache_dir=cfg["llm_cache_dir"],
-                       timeout_s=cfg["llm_timeout"], max_retries=cfg["llm_retries"],
-                       concurrency=cfg["llm_concurrency"], max_requests=cfg["budget_requests"],
-                       max_tokens_budget=cfg["budget_tokens"],
-                       default_params={"temperature": cfg["llm_temperature"], "seed": cfg["llm_seed"]})
-    return LLMDiagnoser(client)
+    return LLMDiagnoser(job.llm.make_client())
 
 
-def _with_gold(p, trajs, tasks_pcoll):
-    """Trajectories as ``{"trajectory", "gold_patch"}`` (the task's reference patch, "" without a task)."""
-    if tasks_pcoll is None:
+def _pair_gold(kv):
+    """``(instance, {"trajs", "gold"})`` → ``{"trajectory", "gold_patch"}`` items (gold "" without a task)."""
+    _, g = kv
+    gold = next(iter(g["gold"]), "")
+    for t in g["trajs"]:
+        yield {"trajectory": t, "gold_patch": gold}
+
+
+def _with_gold(trajs, groups, with_tasks: bool):
+    if not with_tasks:
         return trajs | "NoGold" >> beam.Map(lambda t: {"trajectory": t, "gold_patch": ""})
     keyed = {"trajs": trajs | "KeyT" >> beam.Map(lambda t: (t["instance_id"], t)),
-             "gold": tasks_pcoll | "Gold" >> beam.Map(lambda t: (t["instance_id"], t.get("patch") or ""))}
-
-    def pair(kv):
-        _, g = kv
-        gold = min(g["gold"], default="")          # several task files may list the instance: pick stably
-        for t in g["trajs"]:
-            yield {"trajectory": t, "gold_patch": gold}
-    return keyed | "CoGroupGold" >> beam.CoGroupByKey() | "PairGold" >> beam.FlatMap(pair)
+             "gold": groups | "Gold" >> beam.Map(lambda g: (g["instance_id"], (g["task"] or {}).get("patch") or ""))}
+    return keyed | "CoGroupGold" >> beam.CoGroupByKey() | "PairGold" >> beam.FlatMap(_pair_gold)
 
 
-def build_spec(inputs: list[str], tasks: list[str] | None = None, filters: dict | None = None,
-               **options) -> PipelineSpec:
-    """The ``errors`` pipeline; ``options`` are the ``add_arguments`` flags (underscored). The filters run on the
-    normalized trajectories, so nothing is mined from a removed one."""
-    defaults = {"max_file_bytes": 1 << 30, "diagnoser": "rules", "llm_base_url": None, "llm_model": "",
-                "llm_cache_dir": DEFAULT_CACHE, "llm_concurrency": 4, "llm_timeout": 60.0, "llm_retries": 4,
-                "llm_temperature": 0.0, "llm_seed": 0, "budget_requests": None, "budget_tokens": None}
-    unknown = set(options) - set(defaults)
-    if unknown:
-        raise TypeError(f"unknown option(s) {sorted(unknown)}")
-    config = {"inputs": list(inputs), "tasks": list(tasks or []), **defaults, **options,
-              "filters": dict(filters or {})}
-    if config["diagnoser"] == "rules":
-        for k in [k for k in config if k.startswith("llm_") or k.startswith("budget_")]:
-            config[k] = defaults[k]           # LLM settings do not change a rules run's config hash
+def build_spec(job: ErrorsJob) -> PipelineSpec:
+    """The ``errors`` job (see the module docstring)."""
+    config = job.resolve()
 
     def build(p, ctx):
-        cfg = ctx.config
-        tasks_pcoll, rejects = None, []
-        if cfg["tasks"]:
-            from swemine.pipelines.tasks_input import read_tasks
-            tasks_pcoll, task_rejects = read_tasks(p, ctx)
+        tasks, rejects = None, []
+        if job.tasks:
+            tasks, task_rejects = read_tasks(p, job.tasks)
             rejects.append(task_rejects)
-        trajs, read_rejects = read_and_join(p, ctx, tasks_pcoll)
-        rejects.append(read_rejects)
-        trajs, traj_filtered = apply_filters(trajs, "trajectory", cfg["filters"], ctx, label="Traj")
-        items, _, filtered = apply_stage(_with_gold(p, trajs, tasks_pcoll), "detect", lambda: em.detect_fn)
-        diagnosed, diag_rejects, _ = apply_stage(items, "diagnose", lambda: em.diagnose_fn(make_diagnoser(cfg)))
+        groups, read_rejects = read_trajectories(p, job, tasks,
+                                                 task_fields=(*TASK_CONTEXT, "patch"))
+        trajs, traj_filtered = apply_filters(trajectories(groups), "trajectory", config["filters"], label="Traj")
+        items, _, filtered = apply_stage(_with_gold(trajs, groups, bool(job.tasks)), "detect", lambda: em.detect_fn)
+        diagnosed, diag_rejects, _ = apply_stage(items, "diagnose", lambda: em.diagnose_fn(make_diagnoser(job)))
         verified, verify_rejects, _ = apply_stage(diagnosed, "verify", lambda: em.verify_fn())
         views, _, _ = apply_stage(verified, "views", lambda: build_views, fanout=True)
-        stamp = ctx.config_hash
-        records = verified | "Records" >> beam.Map(lambda it: {**it["record"], "config_hash": stamp})
+        records = verified | "Records" >> beam.Map(lambda it: it["record"])
         ok, not_diag = records | "SplitStatus" >> beam.Partition(
             lambda r, n: 0 if r["status"] == STATUS_VERIFIED else 1, 2)
-        by_view = views | "StampViews" >> beam.Map(lambda v: {**v, "config_hash": stamp}) | "SplitViews" >> \
-            beam.Partition(lambda v, n: VIEWS.index(v["view"]), len(VIEWS))
-        outputs = {RECORDS: ok, NOT_DIAGNOSED: not_diag, **{VIEW_PREFIXES[v]: by_view[i] for i, v in enumerate(VIEWS)}}
-        stamp_rej = [r | f"StampRej{i}" >> beam.Map(lambda x: {**x, "config_hash": stamp})
-                     for i, r in enumerate((diag_rejects, verify_rejects))]
-        return Built(outputs=outputs, rejects=rejects + stamp_rej, filtered=[traj_filtered, filtered])
+        by_view = views | "SplitViews" >> beam.Partition(lambda v, n: VIEWS.index(v["view"]), len(VIEWS))
+        outputs = {ERRORS: ok, NOT_DIAGNOSED: not_diag, **{view(v): by_view[i] for i, v in enumerate(VIEWS)}}
+        return Built(outputs=outputs, rejects=read_rejects + rejects + [diag_rejects, verify_rejects],
+                     filtered=[traj_filtered, filtered])
 
-    schemas = {RECORDS: ERROR_DIAGNOSIS_SCHEMA, NOT_DIAGNOSED: ERROR_DIAGNOSIS_SCHEMA,
-               **{prefix: VIEW_SCHEMA for prefix in VIEW_PREFIXES.values()}}
+    schemas = {ERRORS: ERROR_DIAGNOSIS_SCHEMA, NOT_DIAGNOSED: ERROR_DIAGNOSIS_SCHEMA,
+               **{view(v): VIEW_SCHEMA for v in VIEWS}}
     return PipelineSpec(name="errors", config=config, outputs=schemas, build=build,
-                        input_uris=[u.uri for u in expand_inputs(inputs) if u.kind == "file"],
-                        summarize=contamination_summarizer(config["filters"]))
+                        input_uris=[u.uri for u in expand_inputs(list(job.inputs)) if u.kind == "file"],
+                        num_buckets=job.shards,
+                        summarize=combine_summaries(contamination_summarizer(config["filters"]), correction_counts))
 
 
-def spec_from_args(args: argparse.Namespace) -> PipelineSpec:
-    keys = ("max_file_bytes", "diagnoser", "llm_base_url", "llm_model", "llm_cache_dir", "llm_concurrency",
-            "llm_timeout", "llm_retries", "llm_temperature", "llm_seed", "budget_requests", "budget_tokens")
-    return build_spec(args.input, args.tasks, filters=filter_config_from_args(args),
-                      **{k: getattr(args, k) for k in keys})
+def correction_counts(output: str, stages: dict) -> dict:
+    """Manifest entries: error records by correction source (grounded vs none grounded), and diagnoses made vs
+    left ``not_diagnosed`` by reason (an unreachable endpoint shows here)."""
+    by_source: dict[str, int] = {}
+    for row in read_rows(output, ERRORS):
+        key = row["correction_source"] or "no_grounded_correction"
+        by_source[key] = by_source.get(key, 0) + 1
+    grounded = sum(n for k, n in by_source.items() if k != "no_grounded_correction")
+    missed: dict[str, int] = {}
+    for row in read_rows(output, NOT_DIAGNOSED):
+        reason = json.loads(row["extra_json"] or "{}").get("not_diagnosed") or "unknown"
+        missed[reason] = missed.get(reason, 0) + 1
+    return {"corrections": {"grounded": grounded, "no_grounded_correction": by_source.get("no_grounded_correction", 0),
+                            "by_source": dict(sorted(by_source.items()))},
+            "diagnoses": {"verified": sum(by_source.values()), "not_diagnosed": dict(sorted(missed.items()))}}

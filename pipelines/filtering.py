@@ -1,20 +1,13 @@
-"""Filters for every ``swemine run`` pipeline: CLI flags, a JSON filter config, one Beam helper, the report.
+"""The filter chain of every ``swemine run`` job as one Beam transform, and the contamination report hook.
 
-API (what a pipeline module calls)::
+API (what a job module calls; the flags are :class:`swemine.pipelines.configs.FilterConfig`)::
 
-    from swemine.pipelines.filtering import add_filter_arguments, filter_config_from_args, apply_filters, \
-        contamination_summarizer
-
-    def add_arguments(parser):                       # in the pipeline module
-        ...; add_filter_arguments(parser)
-
-    def spec_from_args(args):
-        config = {..., "filters": filter_config_from_args(args)}     # a JSON dict: part of the config hash
-        ...
+    def build_spec(job):
+        config = job.resolve()                    # config["filters"] = job.filters.resolve(): a JSON dict
         def build(p, ctx):
-            records = ...                                            # a PCollection of records of one type
-            kept, filtered = apply_filters(records, "fim", ctx.config["filters"], label="Fim")
-            return Built(outputs={"fim/train": kept}, rejects=[...], filtered=[filtered, ...])
+            records = ...                         # a PCollection of records of one type
+            kept, filtered = apply_filters(records, "fim", config["filters"], label="Fim")
+            return Built(outputs={FIM: kept}, rejects=[...], filtered=[filtered, ...])
         return PipelineSpec(..., summarize=contamination_summarizer(config["filters"]))
 
 ``apply_filters(pcoll, record_type, filter_config, ctx=None, label="")`` runs, in order and each only when
@@ -35,12 +28,8 @@ it reads the ``decontam`` drops from ``filtered/`` and writes ``contamination_re
 """
 from __future__ import annotations
 
-import argparse
-import csv
-import hashlib
-import io
+import dataclasses
 import json
-import os
 from collections.abc import Mapping
 from typing import Any
 
@@ -48,120 +37,29 @@ import apache_beam as beam
 
 from swemine.corpora.records import FILTERED_SCHEMA
 from swemine.filters.benchmarks import load_benchmarks
-from swemine.filters.canon import RepoCanon, normalize_repo, read_alias_table, root_commits
-from swemine.filters.decontam import LEVELS, DecontamConfig, Decontaminator, boilerplate_features, doc_key
+from swemine.filters.canon import RepoCanon
 from swemine.filters.decontam import STAGE as DECONTAM_STAGE
+from swemine.filters.decontam import DecontamConfig, Decontaminator, boilerplate_features, doc_key
 from swemine.filters.dedup import DedupConfig
 from swemine.filters.fields import spec_for
 from swemine.filters.license import PERMISSIVE, LicenseConfig, license_stage_fn
 from swemine.filters.quality import GROUP_STAGE, QualityConfig, instance_key, quality_stage_fn, select_per_instance
 from swemine.filters.report import contamination_rows, write_contamination_report
-from swemine.filters.secrets import SecretsConfig, secrets_stage_fn
+from swemine.filters.secrets import SecretScanner, SecretsConfig, scrub_row, secrets_stage_fn
 from swemine.manifests.shards import read_rows
 from swemine.pipelines.dedup_stage import Dedup
-from swemine.pipelines.runner import FILTERED_PREFIX
+from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
 from swemine.pipelines.stage import FILTERED, REJECTS, Counters, StageDoFn, apply_stage, route
 from swemine.pipelines.workers import broadcast, exchange
 
 
-# -- CLI ------------------------------------------------------------------------------------------------------
-def _levels_arg(value: str) -> str:
-    levels = [x.strip() for x in value.split(",") if x.strip()]
-    unknown = sorted(set(levels) - set(LEVELS))
-    if unknown:
-        raise argparse.ArgumentTypeError(f"unknown level(s) {unknown}; choose from {', '.join(LEVELS)}")
-    return ",".join(levels)
-
-
-def add_filter_arguments(parser: argparse.ArgumentParser) -> None:
-    """The filter flags every ``swemine run`` pipeline accepts."""
-    g = parser.add_argument_group("filters")
-    g.add_argument("--benchmark", action="append", default=[], metavar="[NAME=]PATH_OR_HUB_ID",
-                   help="benchmark reference to decontaminate against (repeatable): SWE-bench family, HumanEval, "
-                        "MBPP, APPS, DS-1000, LiveCodeBench; local JSON/JSONL/Parquet or a Hub dataset id[:split]")
-    g.add_argument("--decontam-levels", default=",".join(LEVELS), type=_levels_arg,
-                   help="comma list of instance,repo,temporal,content (default: all)")
-    g.add_argument("--cutoff-date", default="", help="drop records dated on/after this ISO date (temporal level)")
-    g.add_argument("--undated", choices=("keep", "drop"), default="keep",
-                   help="what the temporal level does with records that carry no date")
-    g.add_argument("--grey-repo", action="append", default=[], help="repo to hold out with reason grey_repo")
-    g.add_argument("--repo-alias", action="append", default=[], metavar="OLD=NEW",
-                   help="repo rename/alias (repeatable), or a JSON/CSV alias file")
-    g.add_argument("--repo-git", action="append", default=[], metavar="OWNER/NAME=PATH",
-                   help="local git clone of a repo: forks sharing its root commit map to one canonical repo")
-    g.add_argument("--ngram-n", type=int, default=10, help="word n-gram size of the content level")
-    g.add_argument("--scrub-secrets", choices=("off", "scrub", "drop"), default="off",
-                   help="secrets/PII: replace with placeholders, or drop the record")
-    g.add_argument("--license-allow", default="",
-                   help="comma list of allowed SPDX ids, or 'permissive'; empty = no license filter")
-    g.add_argument("--license-map", default="", help="JSON/CSV file repo -> license (metadata, wins over fields)")
-    g.add_argument("--quality", action="store_true", help="trajectory quality rules (malformed, tool misuse, "
-                                                          "duplicate action sequences per instance)")
-    g.add_argument("--keep-shortest", type=int, default=0, help="keep the N shortest trajectories per instance")
-    g.add_argument("--dedup", choices=("off", "exact", "near", "both"), default="off",
-                   help="exact (content hash) and/or near (MinHash-LSH) dedup on the type's dedup key")
-    g.add_argument("--dedup-threshold", type=float, default=0.8, help="near-dup Jaccard threshold")
-
-
-def _file_digest(spec: str) -> str:
-    source = spec.split("=", 1)[1] if "=" in spec.split("/")[0] else spec
-    if os.path.isfile(source):
-        with open(source, "rb") as fh:
-            return hashlib.sha256(fh.read()).hexdigest()[:16]
-    return ""
-
-
-def _aliases(values: list[str]) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for v in values:
-        if os.path.isfile(v):
-            with open(v, encoding="utf-8") as fh:
-                out.update(read_alias_table(fh.read()))
-        else:
-            out.update(read_alias_table(v))
-    return out
-
-
-def _read_license_map(path: str) -> dict[str, str]:
-    """``{repo: license}`` from a JSON object or ``repo,license`` CSV lines."""
-    with open(path, encoding="utf-8") as fh:
-        text = fh.read()
-    if text.lstrip().startswith("{"):
-        return {normalize_repo(k): v for k, v in json.loads(text).items()}
-    rows = csv.reader(io.StringIO(text))
-    return {normalize_repo(r[0]): r[1].strip() for r in rows if len(r) >= 2 and not r[0].startswith("#")}
-
-
-def filter_config_from_args(args: argparse.Namespace) -> dict[str, Any]:
-    """The parsed flags as a JSON-able dict (stored in the run config, hence in its hash)."""
-    roots = {}
-    for item in args.repo_git:
-        name, _, path = item.partition("=")
-        roots[name] = root_commits(path)
-    license_map = _read_license_map(args.license_map) if args.license_map else {}
-    levels = [x for x in args.decontam_levels.split(",") if x]
-    allow = [] if not args.license_allow else (
-        list(PERMISSIVE) if args.license_allow == "permissive" else [x.strip() for x in args.license_allow.split(",")])
-    return {
-        "benchmarks": list(args.benchmark),
-        "benchmark_digests": [_file_digest(b) for b in args.benchmark],
-        "decontam": {"levels": levels,
-                     "cutoff_date": args.cutoff_date, "undated": args.undated, "grey_repos": list(args.grey_repo),
-                     "ngram_n": args.ngram_n},
-        "repo_aliases": _aliases(args.repo_alias), "repo_roots": roots,
-        "secrets": args.scrub_secrets,
-        "license": {"allow": allow, "repo_licenses": sorted(license_map.items())} if allow else None,
-        "quality": {"keep_shortest": args.keep_shortest} if (args.quality or args.keep_shortest) else None,
-        "dedup": {"mode": args.dedup, "threshold": args.dedup_threshold} if args.dedup != "off" else None,
-    }
-
-
 # -- building the plain-Python filters from the JSON config ---------------------------------------------------
 def decontam_config(fcfg: Mapping[str, Any]) -> DecontamConfig:
+    """The ``decontam`` part of the filter config as a :class:`DecontamConfig` (absent keys take the defaults)."""
     d = dict(fcfg.get("decontam") or {})
-    return DecontamConfig(levels=tuple(d.get("levels") or LEVELS), cutoff_date=d.get("cutoff_date") or "",
-                          undated=d.get("undated") or "keep", grey_repos=tuple(d.get("grey_repos") or ()),
-                          ngram_n=int(d.get("ngram_n") or 10))
+    known = {f.name for f in dataclasses.fields(DecontamConfig)}
+    return DecontamConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in d.items()
+                             if k in known and v not in (None, "", [])})
 
 
 def field_spec(fcfg: Mapping[str, Any], record_type: str):
@@ -205,9 +103,8 @@ class _DecontamDoFn(StageDoFn):
         self._decon, self._fn = self._fn, None
 
     def process(self, element, boilerplate=()):
-        if self._fn is None:
-            self._decon.boilerplate = set(boilerplate)
-            self._fn = self._decon.stage_fn(self.record_type, self.spec)
+        if self._fn is None:       # the side input arrives with the first element: bind it once, per worker
+            self._fn = self._decon.with_boilerplate(boilerplate).stage_fn(self.record_type, self.spec)
         yield from super().process(element)
 
 
@@ -231,8 +128,10 @@ class _GroupStage(beam.DoFn):
     def __init__(self, cfg: QualityConfig, record_type: str):
         self.cfg, self.record_type = cfg, record_type
 
+    stage = GROUP_STAGE
+
     def setup(self):
-        self.counters = Counters(GROUP_STAGE)
+        self.counters = Counters(self.stage)
 
     def process(self, kv):
         recs = list(kv[1])
@@ -259,7 +158,7 @@ class ApplyFilters(beam.PTransform):
                 REJECTS, FILTERED, main="main")
             kept = res.main
             filtered += [res[FILTERED], res[REJECTS] | "DecontamErrors" >> beam.Map(reject_as_filtered)]
-        if fcfg.get("secrets") in ("scrub", "drop"):
+        if scrubbing(fcfg):
             scfg = SecretsConfig(mode=fcfg["secrets"])
             kept, rej, filt = apply_stage(kept, "secrets", lambda: secrets_stage_fn(record_type, scfg, spec))
             filtered += [filt, rej | "SecretsErrors" >> beam.Map(reject_as_filtered)]
@@ -296,6 +195,31 @@ def apply_filters(pcoll, record_type: str, filter_config: Mapping[str, Any] | No
     config carries everything. ``label`` names the composite transform (default: the record type).
     """
     return pcoll | f"Filters[{label or record_type}]" >> ApplyFilters(record_type, filter_config)
+
+
+def scrubbing(filter_config: Mapping[str, Any] | None) -> bool:
+    """Whether the filter config scrubs (or drops) secrets."""
+    return (filter_config or {}).get("secrets") in ("scrub", "drop")
+
+
+def without_secrets(filter_config: Mapping[str, Any] | None) -> dict:
+    """The filter config minus the secrets filter (for records made from inputs that were already scrubbed)."""
+    return {**dict(filter_config or {}), "secrets": "off"}
+
+
+def secrets_only(filter_config: Mapping[str, Any] | None) -> dict:
+    """Just the secrets filter of the config (to scrub inputs once, before records are made from them)."""
+    return {"secrets": (filter_config or {}).get("secrets", "off")}
+
+
+class ScrubRows(beam.DoFn):
+    """Rejects and filtered rows with secrets replaced in every string field (excerpts, record_json, evidence)."""
+
+    def setup(self):
+        self.scanner = SecretScanner()
+
+    def process(self, row):
+        yield scrub_row(row, self.scanner)
 
 
 def reject_as_filtered(rej: Mapping[str, Any]) -> dict:

@@ -1,6 +1,9 @@
 """``swemine launch midtrain``: print or start a mid-training job (local, torchrun, or Slurm)."""
 from __future__ import annotations
 
+import sys
+
+from swemine.launchers.data import DataMismatch
 from swemine.launchers.launch import add_launch_arguments, launch
 
 
@@ -11,4 +14,8 @@ def add_arguments(parser) -> None:
 
 
 def main(args) -> int:
-    return launch(args)
+    try:
+        return launch(args)
+    except DataMismatch as exc:
+        print(f"swemine launch midtrain: error: {exc}", file=sys.stderr)
+        return 2

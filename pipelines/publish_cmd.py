@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from swemine.manifests import card as cardlib
+from swemine.manifests.privacy import PrivacyReport, PrivacyScanner, strings
 from swemine.manifests.publish import DEFAULT_FILES_PER_COMMIT, build_plan, publish
-from swemine.manifests.runs import RunError
+from swemine.manifests.runs import RunError, load_runs
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,23 +20,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--license", default=cardlib.DEFAULT_LICENSE, help="license id for the card header")
     parser.add_argument("--include-filtered", action="store_true",
                         help="also publish filtered records (they may hold secrets or benchmark text)")
+    parser.add_argument("--include-rejects", action="store_true",
+                        help="also publish rejects (excerpts of raw inputs that could not be used)")
+    parser.add_argument("--allow-unscrubbed", action="store_true",
+                        help="publish a run made with --scrub-secrets off (default: refuse)")
     parser.add_argument("--provenance", action="append", default=[],
                         help="JSONL register of input files {dest, repo, commit, license} (repeatable)")
     parser.add_argument("--max-files-per-commit", type=int, default=DEFAULT_FILES_PER_COMMIT)
     parser.add_argument("--dry-run", action="store_true", help="print the plan and the card; no network call")
+    parser.add_argument("--publish-local-paths", action="store_true",
+                        help="keep this machine's absolute input/output paths in the published manifest(s)")
+    parser.add_argument("--allow-findings", action="store_true",
+                        help="publish even when the privacy scan finds secrets, home-directory or local paths")
+
+
+def privacy_scan(run_dir: str, plan) -> PrivacyReport:
+    """Scan the planned shards; this machine's paths are the run folder and every absolute path in the configs."""
+    roots = [os.path.abspath(run_dir)]
+    for run in load_runs(run_dir):
+        roots.extend(text for _, text in strings(run.manifest.get("config", {}), "config") if text.startswith("/"))
+    files = [(f.path_in_repo.split("/")[0], f.local) for f in plan.shards if f.local]
+    return PrivacyScanner(local_roots=roots).scan_files(files)
 
 
 def main(args) -> int:
     try:
         plan = build_plan(args.run_dir, args.repo_id, revision=args.revision, tag=args.tag, private=args.private,
-                          include_filtered=args.include_filtered, license=args.license, registers=args.provenance)
+                          include_filtered=args.include_filtered, license=args.license, registers=args.provenance,
+                          include_rejects=args.include_rejects, allow_unscrubbed=args.allow_unscrubbed,
+                          local_paths=args.publish_local_paths)
     except (RunError, cardlib.CardError) as err:
         print(f"cannot publish: {err}", file=sys.stderr)
         return 2
+    scan = privacy_scan(args.run_dir, plan)
     if args.dry_run:
         print("\n".join(plan.describe(args.max_files_per_commit)))
+        print("\n".join(scan.describe()))
         print("\n--- README.md ---\n" + plan.card)
         return 0
+    if scan.blocking and not args.allow_findings:
+        found = ", ".join(f"{k} {n}" for k, n in scan.blocking.items())
+        print(f"cannot publish: the rows hold {found} (see `--dry-run`; `--allow-findings` to publish anyway)",
+              file=sys.stderr)
+        return 2
     from huggingface_hub import HfApi, get_token
     from huggingface_hub.errors import HfHubHTTPError
 

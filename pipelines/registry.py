@@ -1,10 +1,31 @@
-"""Pipelines known to ``swemine run``: name -> module. A module provides ``add_arguments(parser)`` and
-``spec_from_args(args) -> PipelineSpec`` (see :mod:`swemine.pipelines.runner`)."""
+"""What the ``swemine`` command line offers, as plain tables (importing this loads nothing else): each
+command's module and help line. A job module provides ``build_spec(job)`` for its config dataclass in
+:data:`swemine.pipelines.configs.JOBS`; a command module provides ``add_arguments(parser)`` and ``main(args)``."""
+from __future__ import annotations
 
-PIPELINES: dict[str, str] = {
-    "trajectories": "swemine.pipelines.trajectories",
-    "localization": "swemine.pipelines.localization",
-    "tasks": "swemine.pipelines.tasks_mining",
-    "errors": "swemine.pipelines.errors",
-    "fim": "swemine.pipelines.fim",
+#: ``swemine run <job>``: name -> (job module, help), in pipeline order.
+JOBS: dict[str, tuple[str, str]] = {
+    "trajectories": ("swemine.pipelines.trajectories", "read any supported dump, normalize, join run labels and "
+                                                       "tasks, write shards"),
+    "localization": ("swemine.pipelines.localization", "gold regions, discovery/commit labels, rewards and "
+                                                       "retrieval pairs per trajectory"),
+    "tasks": ("swemine.pipelines.tasks_mining", "mine pull-request fixes from git history into SWE-bench-style "
+                                                "Task shards"),
+    "errors": ("swemine.pipelines.errors", "trajectories → verified error–diagnosis records and training views "
+                                           "(AET stages 1–5)"),
+    "fim": ("swemine.pipelines.fim", "dependency-graph-selected, function-aware FIM samples from repositories"),
+}
+
+#: The other commands: name -> (module, help).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "formats": ("swemine.pipelines.formats_cmd", "list the trajectory readers and what they detect"),
+    "inspect": ("swemine.pipelines.inspect_cmd", "schema, counts, a sample row and rejects by reason of a run"),
+    "eval-loc": ("swemine.pipelines.evalloc_cmd", "score localization predictions against gold (LocAgent metrics)"),
+    "eval-errors": ("swemine.pipelines.evalerrors_cmd", "score an errors run's decisive steps against human step labels"),
+    "fetch-issues": ("swemine.pipelines.fetch_issues_cmd", "dump a GitHub repo's issues as JSONL for run tasks --issues"),
+    "publish": ("swemine.pipelines.publish_cmd", "upload a finished run to the Hugging Face Hub with a dataset card"),
+    "report": ("swemine.pipelines.report_cmd", "write a static HTML quality report with plots of a finished run"),
+    "launch": ("swemine.pipelines.launch_cmd", "print or start a mid-training job: local, torchrun or Slurm"),
+    "decontam-calibrate": ("swemine.pipelines.calibrate_cmd",
+                           "plant benchmark text into clean runs: recall per plant kind, false-drop rate"),
 }

@@ -1,15 +1,16 @@
 """Run a pipeline spec on a Beam runner and turn its outputs into shards plus a manifest.
 
-A pipeline module builds a :class:`PipelineSpec`: the config (hashed into the run id), the shard outputs
+A job module builds a :class:`PipelineSpec`: the resolved config (hashed into the run id), the shard outputs
 with their schemas, and a ``build(p, ctx)`` function that returns one PCollection per output prefix plus the
 lists of reject and filtered PCollections. :func:`execute` does the rest: no-op check, Beam options
 (FnApiRunner unless told otherwise — never Beam's default runner, which tries to download Prism), shard
-writing, counters → manifest.
+writing (the one place every record gets the run's ``config_hash``), counters → manifest.
 """
 from __future__ import annotations
 
 import logging
 import math
+import os
 import shutil
 import time
 from collections.abc import Callable
@@ -24,15 +25,48 @@ from apache_beam.options.pipeline_options import PipelineOptions
 
 from swemine.corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
 from swemine.manifests import manifest as mf
+from swemine.manifests.lock import output_lock
 from swemine.manifests.shards import TMP_DIR, bucket_of, finalize_shards
 from swemine.pipelines import dataflow
 from swemine.pipelines import workers as pipeline_workers
+from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
+from swemine.pipelines.outputs import REJECTS as REJECTS_PREFIX
 
 log = logging.getLogger("swemine")
 
-REJECTS_PREFIX = "rejects/rejects"
-FILTERED_PREFIX = "filtered/filtered"
 DEFAULT_SHARD_BYTES = 256 * 1024 * 1024
+
+
+class UsageError(ValueError):
+    """A user mistake in the run's options (reported as one line, exit status 2)."""
+
+
+def unknown_beam_flags(beam_args: list[str]) -> list[str]:
+    """The ``--flags`` in ``beam_args`` that no Beam pipeline-options class defines (a typo such as ``--inptu``
+    would otherwise reach Beam, which only warns and drops it)."""
+    from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
+
+    parser = _BeamArgumentParser(allow_abbrev=False)
+    for cls in {str(c): c for c in PipelineOptions.__subclasses__()}.values():
+        cls._add_argparse_args(parser)
+    _, unknown = parser.parse_known_args(beam_args)
+    return [a.split("=", 1)[0] for a in unknown if a.startswith("-")]
+
+
+def check_output(output: str, inputs: list[str]) -> None:
+    """Refuse an output path that is a file, or that lies inside a local input folder (it would be re-read)."""
+    if "://" in output:
+        return
+    out = os.path.realpath(output)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UsageError(f"--output {output} exists and is not a directory")
+    for spec in inputs:
+        if "://" in spec or any(ch in spec for ch in "*?["):
+            continue
+        src = os.path.realpath(spec)
+        if os.path.isdir(src) and (out == src or out.startswith(src.rstrip(os.sep) + os.sep)):
+            raise UsageError(f"--output {output} is inside the input folder {spec}; its shards would be read back "
+                             "as input: choose an output outside it")
 
 
 @dataclass
@@ -61,6 +95,7 @@ class PipelineSpec:
     num_buckets: int | None = None                    # shards per output; default from input size
     partitionable: bool = False                       # build() is written for --workers (see pipelines.workers)
     summarize: Callable[[str, dict], dict] | None = None  # extra manifest entries from the written run
+    scrub_filtered: bool = True                       # False when filtered rows derive from scrubbed inputs only
 
 
 def combine_summaries(*hooks: Callable[[str, dict], dict] | None) -> Callable[[str, dict], dict] | None:
@@ -87,15 +122,19 @@ def beam_options(beam_args: list[str] | None) -> PipelineOptions:
 
 
 class WriteShards(beam.PTransform):
-    """Bucket records by id and write each bucket as one Parquet file under ``<output>/_tmp``."""
+    """Stamp the run's ``config_hash`` on every record, bucket records by id and write each bucket as one
+    Parquet file under ``<output>/_tmp``."""
 
-    def __init__(self, output: str, prefix: str, schema: pa.Schema, num_buckets: int):
+    def __init__(self, output: str, prefix: str, schema: pa.Schema, num_buckets: int, config_hash: str = ""):
         super().__init__()
         self.output, self.prefix, self.schema, self.num_buckets = output, prefix, schema, num_buckets
+        self.config_hash = config_hash
 
     def expand(self, pcoll):
-        n, output, prefix, schema = self.num_buckets, self.output, self.prefix, self.schema
+        n, output, prefix, schema, stamp = self.num_buckets, self.output, self.prefix, self.schema, self.config_hash
         write = pipeline_workers.bucket_writer()
+        if "config_hash" in schema.names:
+            pcoll = pcoll | "Stamp" >> beam.Map(lambda r: {**r, "config_hash": stamp})
         return (pcoll
                 | "Key" >> beam.Map(lambda r: (bucket_of(r["record_id"], n), r))
                 | "Group" >> beam.GroupByKey()
@@ -120,23 +159,40 @@ def _schemas(spec: PipelineSpec) -> dict[str, pa.Schema]:
     return {**spec.outputs, REJECTS_PREFIX: REJECT_SCHEMA, FILTERED_PREFIX: FILTERED_SCHEMA}
 
 
-def _run(spec: PipelineSpec, output: str, beam_args: list[str] | None, inputs: list[dict]) -> list[tuple[str, int]]:
-    """Run the pipeline writing its buckets under ``output``; return its counters."""
+def _run(spec: PipelineSpec, output: str, beam_args: list[str] | None,
+         inputs: list[dict]) -> tuple[list[tuple[str, int]], list[str]]:
+    """Run the pipeline writing its buckets under ``output``; return its counters and :func:`stage_order`."""
     p, _ = construct(spec, output, beam_args, inputs)
     result = p.run()
     result.wait_until_finish()
-    return _counters(result)
+    return _counters(result), stage_order(p)
 
 
 def _run_workers(spec: PipelineSpec, output: str, beam_args: list[str] | None, inputs: list[dict],
-                 n: int) -> list[tuple[str, int]]:
-    """``n`` partitions of the pipeline in ``n`` processes, their buckets merged into ``output``."""
-    root, counters = pipeline_workers.run_partitioned(lambda out: _run(spec, out, beam_args, inputs), n)
+                 n: int) -> tuple[list[tuple[str, int]], list[str]]:
+    """``n`` partitions of the pipeline in ``n`` processes, their buckets merged into ``output``; the summed
+    counters and the (common) stage order."""
+    root, results = pipeline_workers.run_partitioned(lambda out: _run(spec, out, beam_args, inputs), n)
     try:
         pipeline_workers.merge_buckets(root, n, output, _schemas(spec))
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    return counters
+    return pipeline_workers.merge_counters([c for c, _ in results]), results[0][1]
+
+
+def stage_order(p: beam.Pipeline) -> list[str]:
+    """The counted stages of ``p`` in the order they were applied (every counting DoFn has a ``stage``)."""
+    order: list[str] = []
+
+    def walk(node) -> None:
+        fn = getattr(node.transform, "fn", None)
+        stage = getattr(fn, "stage", None)
+        if isinstance(stage, str) and stage not in order:
+            order.append(stage)
+        for part in node.parts:
+            walk(part)
+    walk(p.transforms_stack[0])
+    return order
 
 
 def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
@@ -152,11 +208,15 @@ def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = Non
     p = beam.Pipeline(options=beam_options(dataflow.with_staging(list(beam_args or []))))
     built = spec.build(p, ctx)
     for prefix, pcoll in built.outputs.items():
-        pcoll | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], n_buckets)
+        pcoll | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], n_buckets, cfg_hash)
+    scrub = (cfg.get("filters") or {}).get("secrets") in ("scrub", "drop")
     for prefix, parts in ((REJECTS_PREFIX, built.rejects), (FILTERED_PREFIX, built.filtered)):
         if parts:
             merged = tuple(parts) | f"Flatten[{prefix}]" >> beam.Flatten()
-            merged | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], 1)
+            if scrub and (prefix == REJECTS_PREFIX or spec.scrub_filtered):
+                from swemine.pipelines.filtering import ScrubRows
+                merged = merged | f"Scrub[{prefix}]" >> beam.ParDo(ScrubRows())
+            merged | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], 1, cfg_hash)
     return p, schemas
 
 
@@ -177,7 +237,14 @@ def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
         result = dry_run(spec, output, list(beam_args or []))
         return {"dry_run": True, "run_id": f"{spec.name}-{cfg_hash}", "state": str(result.state),
                 "job": getattr(result, "job", None)}
-    if not force and mf.is_complete(output, cfg_hash):
+    check_output(output, list(spec.config.get("inputs") or []))
+    with output_lock(output):
+        return _execute_locked(spec, output, beam_args, force, cfg, cfg_hash, workers)
+
+
+def _execute_locked(spec: PipelineSpec, output: str, beam_args: list[str] | None, force: bool, cfg: dict,
+                    cfg_hash: str, workers: int = 1) -> dict:
+    if not force and mf.is_complete(output, cfg_hash, cfg):
         log.info("%s: up to date (config %s); use --force to recompute", output, cfg_hash)
         manifest = mf.read_manifest(output)
         manifest["noop"] = True
@@ -189,12 +256,12 @@ def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
     fs.makedirs(root, exist_ok=True)
     inputs = mf.input_listing(spec.input_uris)
     if workers > 1 and spec.partitionable and pipeline_workers.is_local(list(beam_args or [])):
-        counters = _run_workers(spec, output, beam_args, inputs, workers)
+        counters, order = _run_workers(spec, output, beam_args, inputs, workers)
     else:
-        counters = _run(spec, output, beam_args, inputs)
+        counters, order = _run(spec, output, beam_args, inputs)
     stages = mf.stage_counters(counters)
     infos = finalize_shards(output, _schemas(spec))
-    extra = spec.summarize(output, stages) if spec.summarize else None
+    extra = {"stage_order": order, **(spec.summarize(output, stages) if spec.summarize else {})}
     manifest = mf.build_manifest(pipeline=spec.name, config=cfg, cfg_hash=cfg_hash, inputs=inputs, stages=stages,
                                  outputs=[i.as_dict() for i in infos], started=started, extra=extra)
     mf.write_manifest(output, manifest)

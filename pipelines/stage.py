@@ -19,7 +19,7 @@ from typing import Any
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from swemine.corpora.records import Filtered, Reject, make_reject, short_repr
+from swemine.corpora.records import Filtered, Info, Reject, make_reject, short_repr
 from swemine.manifests.manifest import COUNTER_NAMESPACE
 
 REJECTS = "rejects"
@@ -45,9 +45,13 @@ class Counters:
 
 def route(counters: Counters, results: Iterable[Any]):
     """Send each result to its output — ``Reject`` → ``rejects``, ``Filtered`` → ``filtered``, else main —
-    counting ``rejected.<reason>`` / ``filtered.<reason>`` / ``out``. Shared by every swemine DoFn."""
+    counting ``rejected.<reason>`` / ``filtered.<reason>`` / ``out``; an ``Info`` only adds to ``info.<name>``.
+    Shared by every swemine DoFn."""
     for result in results:
-        if isinstance(result, Reject):
+        if isinstance(result, Info):
+            for name, n in result.items():
+                counters.inc(f"info.{name}", n)
+        elif isinstance(result, Reject):
             counters.inc(f"rejected.{result['reason']}")
             yield beam.pvalue.TaggedOutput(REJECTS, dict(result))
         elif isinstance(result, Filtered):
@@ -61,18 +65,23 @@ def route(counters: Counters, results: Iterable[Any]):
 class StageDoFn(beam.DoFn):
     """Run a stage function built by ``factory`` in ``setup()`` (so it may hold unpicklable resources).
 
-    ``fanout=True`` marks stages that legitimately emit several records per input (readers, miners that
-    emit one record per function...): the manifest then does not require ``in = out + rejected + filtered``.
+    ``fanout=True`` marks stages that legitimately emit several results per input (readers, miners that emit
+    one record per function...): their balance is ``in <= out + rejected + filtered + info.empty``, where
+    ``info.empty`` counts the inputs that yielded nothing at all (see
+    :func:`swemine.manifests.manifest.balance_problems`). ``in_weight`` lets a stage count something other than
+    one per element (e.g. the records of a group, so that a group → one result per record stage balances).
     ``owned`` marks elements that every ``--workers`` process sees (a repo spec, a repository's structures):
     only the process for which ``owned(element)`` is true counts the element and reports its exception.
     """
 
     def __init__(self, stage: str, factory: Callable[[], StageFn], *, fanout: bool = False,
-                 progress_every: int = 0, owned: Callable[[Any], bool] | None = None):
+                 progress_every: int = 0, in_weight: Callable[[Any], int] | None = None,
+                 owned: Callable[[Any], bool] | None = None):
         self.stage = stage
         self.factory = factory
         self.fanout = fanout
         self.progress_every = progress_every
+        self.in_weight = in_weight
         self.owned = owned
         self._fn: StageFn | None = None
 
@@ -86,14 +95,19 @@ class StageDoFn(beam.DoFn):
         c = self._counters
         mine = self.owned is None or self.owned(element)
         if mine:
-            c.inc("in")
+            c.inc("in", self.in_weight(element) if self.in_weight else 1)
         if self.fanout and self._seen == 0:
             c.inc("info.fanout")
         self._seen += 1
         if self.progress_every and self._seen % self.progress_every == 0:
             log.info("%s: %d inputs in %.1fs", self.stage, self._seen, time.time() - self._t0)
         try:
-            yield from route(c, self._fn(element))
+            produced = False
+            for result in route(c, self._fn(element)):
+                produced = True
+                yield result
+            if self.fanout and not produced and mine:
+                c.inc("info.empty")
         except Exception as exc:  # noqa: BLE001 - any failure of one record becomes a counted reject
             if not mine:
                 return
@@ -102,14 +116,16 @@ class StageDoFn(beam.DoFn):
             rec = element if isinstance(element, dict) else {}
             yield beam.pvalue.TaggedOutput(REJECTS, dict(make_reject(
                 self.stage, reason, f"{exc}\n{traceback.format_exc(limit=3)}",
-                uri=str(rec.get("source_uri", "")), locator=str(rec.get("source_locator", "")),
+                uri=str(rec.get("source_uri", "") or getattr(element, "uri", "")), locator=str(rec.get("source_locator", "")),
                 sha256=str(rec.get("source_sha256", "")), subject_id=str(rec.get("record_id", "")),
                 excerpt=short_repr(element))))
 
 
 def apply_stage(pcoll, stage: str, factory: Callable[[], StageFn], *, fanout: bool = False,
-                progress_every: int = 0, owned: Callable[[Any], bool] | None = None):
+                progress_every: int = 0, in_weight: Callable[[Any], int] | None = None,
+                owned: Callable[[Any], bool] | None = None):
     """Apply a stage; returns ``(main, rejects, filtered)`` PCollections."""
     res = pcoll | stage >> beam.ParDo(StageDoFn(stage, factory, fanout=fanout, progress_every=progress_every,
-                                                owned=owned)).with_outputs(REJECTS, FILTERED, main="main")
+                                                in_weight=in_weight, owned=owned)
+                                      ).with_outputs(REJECTS, FILTERED, main="main")
     return res.main, res[REJECTS], res[FILTERED]

@@ -241,9 +241,10 @@ def _worker(run_one: Callable, part: Partition, results) -> None:
         results.put((part.index, None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"))
 
 
-def run_partitioned(run_one: Callable[[str], list[tuple[str, int]]], n: int) -> tuple[str, list[tuple[str, int]]]:
+def run_partitioned(run_one: Callable[[str], Any], n: int) -> tuple[str, list]:
     """Run ``run_one(worker_output)`` in ``n`` forked processes as partitions 0..n-1; return the scratch root
-    (holding ``out-<k>/``) and the merged counters. The caller removes the root after :func:`merge_buckets`."""
+    (holding ``out-<k>/``) and what each worker's ``run_one`` returned, by worker index (e.g. counters to
+    :func:`merge_counters`). The caller removes the root after :func:`merge_buckets`."""
     root = tempfile.mkdtemp(prefix="swemine-workers-")
     ctx = multiprocessing.get_context("fork")
     results = ctx.Queue()
@@ -251,15 +252,15 @@ def run_partitioned(run_one: Callable[[str], list[tuple[str, int]]], n: int) -> 
              for k in range(n)]
     for proc in procs:
         proc.start()
-    counters: list[list[tuple[str, int]]] = []
+    got_by_index: dict[int, Any] = {}
     errors = []
     try:
         for _ in procs:
-            _, got, err = _get(results, procs)
+            index, got, err = _get(results, procs)
             if err:
                 errors.append(err)
                 break
-            counters.append(got)
+            got_by_index[index] = got
     finally:
         for proc in procs:
             if errors and proc.is_alive():
@@ -268,7 +269,7 @@ def run_partitioned(run_one: Callable[[str], list[tuple[str, int]]], n: int) -> 
     if errors:
         shutil.rmtree(root, ignore_errors=True)
         raise RuntimeError(f"a --workers process failed:\n{errors[0]}")
-    return root, merge_counters(counters)
+    return root, [got_by_index[k] for k in range(n)]
 
 
 def _get(results, procs):

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from swemine.corpora.formats import autocoderover
+from swemine.corpora.formats import aider, autocoderover
 from swemine.corpora.formats.base import LABEL_PRIORITY, Format
 from swemine.corpora.formats.chat_rows import OpenAIChatRow, SweAgentRow
+from swemine.corpora.formats.claude_code import ClaudeCodeSession
+from swemine.corpora.formats.codex import CodexRollout
+from swemine.corpora.formats.message_list import MessageListRun
 from swemine.corpora.formats.mini_swe_agent import MiniSweAgentTraj
-from swemine.corpora.formats.moatless import MoatlessV1, MoatlessV2, MoatlessV3
+from swemine.corpora.formats.moatless import MoatlessV0, MoatlessV1, MoatlessV2, MoatlessV3
 from swemine.corpora.formats.openhands import OpenHandsLlmCompletion, OpenHandsOutput
 from swemine.corpora.formats.run_labels import (
     ExitStatuses,
@@ -20,14 +23,18 @@ from swemine.corpora.formats.run_labels import (
     Preds,
     ResultJson,
     ResultsSummary,
+    RunArgs,
     SbCliReport,
 )
-from swemine.corpora.formats.swe_agent import SweAgentTraj
+from swemine.corpora.formats.swe_agent import SweAgentHistory, SweAgentTraj
 from swemine.corpora.formats.who_and_when import WhoAndWhen
-from swemine.corpora.inputs import register_directory_format
+from swemine.corpora.inputs import register_directory_format, register_text_format
 
 FORMATS: list[Format] = [
     autocoderover.AcrEvalReport(),   # before the generic report/result formats: its labels cover the run folder
+    ClaudeCodeSession(),
+    aider.AiderHistory(),
+    CodexRollout(),
     MiniSweAgentTraj(),
     OpenHandsOutput(),
     OpenHandsLlmCompletion(),
@@ -40,17 +47,22 @@ FORMATS: list[Format] = [
     FinalReport(),
     ResultsSummary(),
     ExitStatuses(),
+    RunArgs(),
+    SweAgentHistory(),
     SweAgentTraj(),
     MoatlessV2(),
     MoatlessV1(),
     MoatlessV3(),
+    MoatlessV0(),
     WhoAndWhen(),
+    MessageListRun(),
 ]
 
 #: Directory formats (see ``swemine.corpora.inputs.register_directory_format``): name -> reader(dir_uri) yielding records.
 DIRECTORY_READERS: dict[str, Callable[[str], Iterator[dict]]] = {}
 register_directory_format(autocoderover.NAME, autocoderover.is_acr_dir)
 DIRECTORY_READERS[autocoderover.NAME] = autocoderover.read_acr_dir
+register_text_format(aider.is_history)
 
 __all__ = ["FORMATS", "DIRECTORY_READERS", "LABEL_PRIORITY", "Format", "detect"]
 

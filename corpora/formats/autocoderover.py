@@ -28,6 +28,7 @@ from typing import Any
 import fsspec
 
 from swemine.corpora.formats.base import Format, make_label, make_step, make_trajectory, text
+from swemine.corpora.formats.chat import render_call
 from swemine.corpora.inputs import DocSource, iter_documents, read_bytes
 from swemine.corpora.records import Reject, make_reject
 
@@ -117,8 +118,9 @@ def _call_steps(raw: dict, calls: list[dict]) -> list[dict]:
     out = []
     for k, (call, obs) in enumerate(zip(calls, _split_results(observation, calls))):
         ok = call.get("call_ok")
-        out.append(make_step(0, thought=raw["thought"] if k == 0 else "", tool_name=str(call.get("func_name") or ""),
-                             tool_args=call.get("arguments") or None, observation=obs,
+        name, args = str(call.get("func_name") or ""), call.get("arguments") or None
+        out.append(make_step(0, thought=raw["thought"] if k == 0 else "", tool_name=name, tool_args=args,
+                             action_text=render_call(name, args) if name else "", observation=obs,
                              exit_code=None if ok is None else (0 if ok else 1), source_index=raw["source_index"]))
     return out
 

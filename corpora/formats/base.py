@@ -17,7 +17,7 @@ from swemine.corpora.records import TRAJECTORY_SCHEMA, conform, content_id, dump
 
 #: Label sources by trust, highest first: per-instance harness reports beat run summaries beat what the agent said.
 LABEL_PRIORITY = {"report.json": 50, "sb-cli-report": 45, "eval-log": 42, "result.json": 40, "results-summary": 35,
-                  "final_report.json": 35, "preds": 20, "trajectory": 10, "exit_statuses": 5}
+                  "final_report.json": 35, "args.yaml": 30, "preds": 20, "trajectory": 10, "exit_statuses": 5}
 OBS_TRUNCATION_MARKERS = ("<response clipped>", "[... Observation truncated due to length ...]",
                           "Observations should not exceeded", "output truncated", "<NOTE>To save on context only part")
 
@@ -29,6 +29,9 @@ class Format:
     kind: str = "trajectory"          # or "labels"
     description: str = ""
     detects: str = ""                 # human-readable detection rule, shown by ``swemine formats``
+    #: The records of a JSONL file (or the items of a JSON list) together form one document (a session log):
+    #: detected on the first record, ``parse`` then gets the list of all records.
+    whole_file: bool = False
 
     def matches(self, doc: Any, uri: str) -> bool:
         raise NotImplementedError

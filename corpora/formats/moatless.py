@@ -6,7 +6,8 @@
   from the root to the last terminal node (the last node when none is terminal).
 
 One step per action; ``tool_name`` is the transition name (v1/v2) or the action-arguments class without its
-``Args``/``Arguments`` suffix (v3, e.g. ``FindClass``). The thought is ``thoughts`` / ``scratch_pad``.
+``Args``/``Arguments`` suffix (v3, e.g. ``FindClass``); ``action_text`` is the call rendered as ``Tool({json})``
+(:func:`swemine.corpora.formats.chat.render_call`). The thought is ``thoughts`` / ``scratch_pad``.
 
 Failure flags stay on the step, in a header line that starts the observation, e.g.
 ``[moatless: expect_correction=true fail_reason=string_not_found]`` (v3) or ``[moatless: retry=true]`` /
@@ -21,6 +22,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from swemine.corpora.formats.base import Format, make_step, make_trajectory, text
+from swemine.corpora.formats.chat import render_call
 from swemine.corpora.inputs import DocSource
 
 _THOUGHT_KEYS = ("thoughts", "scratch_pad")
@@ -117,8 +119,9 @@ class MoatlessV1(Format):
                 obs = flag_header(step_flags) + (text(retry) if retry else render_output(action.get("output")))
                 if step_flags:
                     flags[len(steps)] = step_flags
-                steps.append(make_step(len(steps), thought=thought, tool_name=str(trans.get("name") or ""),
-                                       tool_args=args or None, observation=obs, source_index=t_idx))
+                name = str(trans.get("name") or "")
+                steps.append(make_step(len(steps), thought=thought, tool_name=name, tool_args=args or None,
+                                       action_text=render_call(name, args), observation=obs, source_index=t_idx))
         yield make_trajectory(
             src, self, instance_id=str(info.get("instance_id") or _stem_id(src.uri)), steps=steps,
             model_name=models[0] if models else "", problem_statement=text(doc.get("initial_message")),
@@ -154,8 +157,9 @@ class MoatlessV2(Format):
                 obs = flag_header(step_flags) + (text(retry) if retry else render_output(response.get("output")))
                 if step_flags:
                     flags[len(steps)] = step_flags
-                steps.append(make_step(len(steps), thought=thought, tool_name=str(trans.get("name") or ""),
-                                       tool_args=args or None, observation=obs,
+                name = str(trans.get("name") or "")
+                steps.append(make_step(len(steps), thought=thought, tool_name=name, tool_args=args or None,
+                                       action_text=render_call(name, args), observation=obs,
                                        source_index=trans.get("id") if isinstance(trans.get("id"), int) else t_idx))
         tags = info.get("tags") or []
         instance_id = info.get("instance_id") or (tags[0] if tags and isinstance(tags, list) else "") \
@@ -221,6 +225,7 @@ class MoatlessV3(Format):
             if step_flags:
                 flags[len(steps)] = step_flags
             steps.append(make_step(len(steps), thought=thought, tool_name=tool, tool_args=args or None,
+                                   action_text=render_call(tool, args),
                                    observation=flag_header(step_flags) + text(obs.get("message")),
                                    source_index=node.get("node_id") if isinstance(node.get("node_id"), int) else None))
         last = path[-1] if path else {}
@@ -239,3 +244,46 @@ class MoatlessV3(Format):
             final_patch=patch, exit_status=status,
             extra={"evaluation_name": meta.get("evaluation_name"), "n_nodes": len(doc["nodes"]),
                    "path_node_ids": [n.get("node_id") for n in path], "step_flags": flags})
+
+
+class MoatlessV0(Format):
+    """Moatless before v1 (June 2024): ``{name: "moatless", input: {problem_statement}, steps: [{name, actions:
+    [{name, input, output}], completion_cost}], output: {message}, info: {instance_id, submission, ...}}``.
+
+    One step per action, ``tool_name`` = the action name (``search``, ``identify``, ``request_for_change``,
+    ``search_replace``, ``finish`` ...); the loop state of each step (``SearchLoop_Searching``,
+    ``CodeLoop_CodeChange`` ...) is listed in ``extra_json["step_states"]``. ``reasoning`` is a thought too."""
+    name = "moatless-v0"
+    harness = "moatless"
+    description = "Moatless Tools before v1: {name, input: {problem_statement}, steps[{name, actions}], output, info}"
+    detects = "JSON object with 'steps' (items with 'actions'), an 'input' object and 'info'"
+
+    def matches(self, doc: Any, uri: str) -> bool:
+        if not isinstance(doc, dict) or not isinstance(doc.get("steps"), list) or not isinstance(doc.get("input"), dict):
+            return False
+        first = doc["steps"][0] if doc["steps"] else {}
+        return "info" in doc and (not first or isinstance(first.get("actions"), list))
+
+    def parse(self, doc: dict, src: DocSource) -> Iterator[dict]:
+        info = doc.get("info") or {}
+        steps, states = [], []
+        for s_idx, loop_step in enumerate(doc["steps"]):
+            for action in loop_step.get("actions") or []:
+                args = action.get("input") if isinstance(action.get("input"), dict) else {}
+                reasoning = text(args.get("reasoning"))
+                thought, args = split_thought({k: v for k, v in args.items() if k != "reasoning"})
+                states.append(str(loop_step.get("name") or ""))
+                name = str(action.get("name") or "")
+                steps.append(make_step(len(steps), thought=" ".join(t for t in (reasoning, thought) if t),
+                                       tool_name=name, tool_args=args or None,
+                                       action_text=render_call(name, args) if name else "",
+                                       observation=render_output(action.get("output")), source_index=s_idx))
+        last_tool = steps[-1]["tool_name"] if steps else ""
+        yield make_trajectory(
+            src, self, instance_id=str(info.get("instance_id") or _stem_id(src.uri)), steps=steps,
+            problem_statement=text((doc.get("input") or {}).get("problem_statement")),
+            final_patch=text(info.get("submission")),
+            exit_status={"finish": "finished", "reject": "rejected"}.get(last_tool, "incomplete"),
+            extra={"evaluation_name": info.get("evaluation_name"), "trace_id": info.get("trace_id"),
+                   "total_cost": info.get("total_cost"), "duration": info.get("duration"),
+                   "output_message": text((doc.get("output") or {}).get("message")), "step_states": states})

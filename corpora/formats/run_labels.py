@@ -12,8 +12,11 @@ import posixpath
 from collections.abc import Iterator
 from typing import Any
 
+import fsspec
+
 from swemine.corpora.formats.base import Format, make_label
-from swemine.corpora.inputs import DocSource
+from swemine.corpora.inputs import DocSource, iter_documents, read_bytes
+from swemine.corpora.records import Reject
 
 _TRAJECTORY_KEYS = ("trajectory", "messages", "history", "steps")
 
@@ -119,18 +122,67 @@ class SbCliReport(LabelFormat):
                              run_root=root)
 
 
+def sibling_preds(uri: str) -> dict[str, str]:
+    """``instance_id -> model_patch`` of the ``all_preds.jsonl`` beside ``uri`` (``{}`` when there is none)."""
+    preds_uri = posixpath.join(posixpath.dirname(uri), "all_preds.jsonl")
+    fs, path = fsspec.core.url_to_fs(preds_uri)
+    if not fs.exists(path):
+        return {}
+    out: dict[str, str] = {}
+    for item in iter_documents(preds_uri, read_bytes(preds_uri)):
+        if not isinstance(item, Reject) and isinstance(item[1], dict) and "instance_id" in item[1]:
+            out[str(item[1]["instance_id"])] = str(item[1].get("model_patch") or "")
+    return out
+
+
 class FinalReport(LabelFormat):
     name = "final-report"
     harness = "swe-agent"
-    description = "SWE-agent final_report.json: stats + resolved ids (unresolved ones are not listed)"
+    description = ("SWE-agent final_report.json: stats + resolved ids; the other instances the run generated a patch "
+                   "for (all_preds.jsonl beside it) were evaluated too, so they are unresolved")
     detects = "object with a 'stats' object and a 'resolved' list of ids"
 
     def matches(self, doc: Any, uri: str) -> bool:
         return isinstance(doc, dict) and isinstance(doc.get("stats"), dict) and _str_list(doc.get("resolved"))
 
     def parse(self, doc: dict, src: DocSource) -> Iterator[dict]:
-        for instance_id in sorted(set(doc["resolved"])):
-            yield make_label(src, "final_report.json", instance_id=instance_id, resolved=True)
+        resolved = set(doc["resolved"])
+        for instance_id in sorted(resolved | evaluated_ids(doc["stats"], src.uri)):
+            yield make_label(src, "final_report.json", instance_id=instance_id, resolved=instance_id in resolved)
+
+
+def evaluated_ids(stats: dict, uri: str) -> set[str]:
+    """The instances a SWE-bench report evaluated: those with a non-empty patch in the run's ``all_preds.jsonl``,
+    when their number is the report's ``generated`` count and every generated one has logs (``with_logs``);
+    otherwise which ones were evaluated is unknown and the set is empty."""
+    generated = {i for i, patch in sibling_preds(uri).items() if patch.strip()}
+    if not generated or stats.get("generated") != len(generated) or stats.get("with_logs", len(generated)) != len(
+            generated):
+        return set()
+    return generated
+
+
+class RunArgs(LabelFormat):
+    name = "run-args"
+    harness = "swe-agent"
+    description = ("SWE-agent run args.yaml: agent.model.model_name (0.x) or .name (1.x), applied as the model of "
+                   "every instance of the run folder (its .traj files and all_preds.jsonl)")
+    detects = "object with agent.model.model_name|name and 'environment' or 'instances'"
+
+    @staticmethod
+    def _model(doc: Any) -> str:
+        model = (doc.get("agent") or {}).get("model") if isinstance(doc, dict) else None
+        return str(model.get("model_name") or model.get("name") or "") if isinstance(model, dict) else ""
+
+    def matches(self, doc: Any, uri: str) -> bool:
+        return bool(self._model(doc)) and ("environment" in doc or "instances" in doc)
+
+    def parse(self, doc: dict, src: DocSource) -> Iterator[dict]:
+        folder = posixpath.dirname(src.uri)
+        fs, path = fsspec.core.url_to_fs(folder)
+        trajs = {posixpath.basename(p)[: -len(".traj")] for p in fs.ls(path, detail=False) if p.endswith(".traj")}
+        for instance_id in sorted(trajs | set(sibling_preds(src.uri))):
+            yield make_label(src, "args.yaml", instance_id=instance_id, model_name=self._model(doc))
 
 
 class ResultsSummary(LabelFormat):

@@ -136,3 +136,38 @@ def tool_calls_per_step(history: list[dict], n_steps: int) -> list[tuple[str, An
                 args = {"raw": args}
         out.append((str(function["name"]), args))
     return out
+
+
+def trajectory_from_history(history: list[dict]) -> list[dict]:
+    """``trajectory`` entries rebuilt from a 1.x ``history``: each non-demonstration assistant turn
+    (``action`` / ``thought``, else its ``content``) with the tool / user messages that answered it."""
+    entries: list[dict] = []
+    for msg in history:
+        if not isinstance(msg, dict) or msg.get("is_demo"):
+            continue
+        if msg.get("role") == "assistant":
+            content = text(msg.get("content"))
+            entries.append({"action": text(msg.get("action")) if msg.get("action") is not None else content,
+                            "thought": text(msg.get("thought")) or content, "response": content, "observation": ""})
+        elif entries and msg.get("role") in ("tool", "user"):
+            obs = text(msg.get("content"))
+            entries[-1]["observation"] = f"{entries[-1]['observation']}\n{obs}" if entries[-1]["observation"] else obs
+    return entries
+
+
+class SweAgentHistory(SweAgentTraj):
+    """SWE-agent 1.x ``.traj`` holding only ``history`` (no ``trajectory``): the steps are rebuilt from the chat."""
+    name = "swe-agent-history"
+    description = "SWE-agent 1.x .traj without 'trajectory': steps rebuilt from history (assistant turn + answer)"
+    detects = ("JSON object with SWE-agent 'history' ({role, content} + message_type/agent), 'info' or "
+               "'replay_config', and no non-empty 'trajectory'")
+
+    def matches(self, doc: Any, uri: str) -> bool:
+        if not isinstance(doc, dict) or doc.get("trajectory") or not isinstance(doc.get("history"), list):
+            return False
+        msgs = [m for m in doc["history"] if isinstance(m, dict)]
+        return (bool(msgs) and ("info" in doc or "replay_config" in doc) and "role" in msgs[0]
+                and any("message_type" in m or "agent" in m for m in msgs))
+
+    def parse(self, doc: dict, src: DocSource) -> Iterator[dict]:
+        yield from super().parse({**doc, "trajectory": trajectory_from_history(doc["history"])}, src)

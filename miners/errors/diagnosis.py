@@ -2,16 +2,25 @@
 
 A *work item* travels between the stages as a plain dict::
 
-    {"trajectory": <TRAJECTORY_SCHEMA dict, steps annotated>, "candidates": [{step, flag}],
+    {"trajectory": <TRAJECTORY_SCHEMA dict, steps annotated>,
+     "candidates": [{step, flag, quote, evidence_step, phase, leaf}],
      "recoveries": [{error_step, fix_step, flag}], "gold_patch": str, "gold_files": [...],
      "diagnosis": {...}, "diagnoser": str}
 
-A *diagnosis* (what a :class:`Diagnoser` returns, what the LLM must emit; :data:`DIAGNOSIS_JSON_SCHEMA`) speaks
-the source's own step numbers where they are unique (``source_index``; for Who&When the ``history`` index), so
-labels compare directly::
+**One step numbering.** Every step number in a diagnosis, a work item and an error record (``error_step``,
+``recovery_step``, ``evidence[].step``, ``candidate_flags[].step``) is a 0-based index into the trajectory's
+normalized ``steps`` (one step per tool call / action). The harness's own number (message index of a chat row,
+Moatless node id, Who&When ``history`` index) rides beside it as ``error_source_step`` /
+``candidate_flags[].source_step`` (the step's ``source_index``).
+
+A *diagnosis* (what a :class:`Diagnoser` returns, what the LLM must emit; :data:`DIAGNOSIS_JSON_SCHEMA`)::
 
     {error_step, error_category, evidence: [{step, quote}], explanation,
-     proposed_correction: {tool_name, tool_args_json, action_text}, expected_effect, confidence}
+     proposed_correction: {tool_name, tool_args_json, action_text} | None, expected_effect, confidence}
+
+**Corrections are grounded or absent** (:func:`grounded_correction`): the agent's own later fix, or the gold
+hunk for a wrong change; a record with neither has ``proposed_correction = None``, no recovery / preference
+view, and ``extra_json.no_grounded_correction``. A model's own proposal is kept in ``extra_json`` only.
 
 :func:`verify` runs the methods.md §3.3 checks; a failed check becomes a ``Reject`` naming it.
 :func:`build_record` makes the :data:`ERROR_DIAGNOSIS_SCHEMA` row (methods.md §3.5 field names).
@@ -28,15 +37,20 @@ import pyarrow as pa
 from swemine.corpora.formats.base import repo_from_instance
 from swemine.corpora.records import PROVENANCE_FIELDS, Reject, content_id, dumps_extra, make_reject
 from swemine.miners import actions as act
+from swemine.miners.errors import evidence as ev
 from swemine.miners.errors import flags as ef
-from swemine.miners.errors.flags import CATEGORIES, ErrorFlag
-from swemine.miners.errors.transcript import step_numbers
+from swemine.miners.errors.flags import CATEGORIES, ErrorFlag, quote_in_step
 
 DIAGNOSE_STAGE = "diagnose"
 VERIFY_STAGE = "verify"
 STATUS_VERIFIED = "verified"
 STATUS_NOT_DIAGNOSED = "not_diagnosed"
 
+STEP_DOC = "0-based index into the trajectory's normalized steps (one step per tool call / action)"
+SOURCE_STEP_DOC = ("the harness's own step number (the step's source_index: chat message index, Moatless node id, "
+                   "Who&When history index)")
+PHASE_DOC = "understanding_localization | fix_implementation | iterative_verification (Liu et al. 2025 taxonomy)"
+LEAF_DOC = "leaf of the same taxonomy (e.g. reproduction_output_misreading); empty where none fits"
 ACTION_TYPE = pa.struct([pa.field("tool_name", pa.string()), pa.field("tool_args_json", pa.string()),
                          pa.field("action_text", pa.string())])
 ERROR_DIAGNOSIS_SCHEMA = pa.schema([
@@ -50,17 +64,29 @@ ERROR_DIAGNOSIS_SCHEMA = pa.schema([
     pa.field("harness_family", pa.string()),
     pa.field("policy_model", pa.string()),
     pa.field("resolved", pa.bool_()),
-    pa.field("error_step", pa.int32()),                 # the source's own step number when unique, else idx
-    pa.field("candidate_flags", pa.list_(pa.struct([pa.field("step", pa.int32()), pa.field("flag", pa.string())]))),
+    pa.field("error_step", pa.int32(), metadata={"description": STEP_DOC}),
+    pa.field("error_source_step", pa.int32(), metadata={"description": SOURCE_STEP_DOC}),
+    pa.field("candidate_flags", pa.list_(pa.struct([
+        pa.field("step", pa.int32(), metadata={"description": STEP_DOC}),
+        pa.field("source_step", pa.int32(), metadata={"description": SOURCE_STEP_DOC}),
+        pa.field("flag", pa.string()),                  # the rule that fired (ErrorFlag value)
+        pa.field("evidence_step", pa.int32(), metadata={"description": "the step the quote is from; " + STEP_DOC}),
+        pa.field("quote", pa.string()),                 # verbatim evidence
+        pa.field("phase", pa.string(), metadata={"description": PHASE_DOC}),
+        pa.field("leaf", pa.string(), metadata={"description": LEAF_DOC})]))),
     pa.field("error_category", pa.string()),
-    pa.field("evidence", pa.list_(pa.struct([pa.field("step", pa.int32()), pa.field("quote", pa.string())]))),
+    pa.field("error_phase", pa.string(), metadata={"description": PHASE_DOC}),
+    pa.field("error_leaf", pa.string(), metadata={"description": LEAF_DOC}),
+    pa.field("evidence", pa.list_(pa.struct([pa.field("step", pa.int32(), metadata={"description": STEP_DOC}),
+                                             pa.field("quote", pa.string())]))),
     pa.field("explanation", pa.string()),
     pa.field("proposed_correction", ACTION_TYPE),
-    pa.field("correction_source", pa.string()),         # natural_recovery | gold_patch | rule_template | llm
+    pa.field("correction_source", pa.string()),         # natural_recovery | gold_patch | "" (none grounded)
     pa.field("original_action", ACTION_TYPE),
     pa.field("expected_effect", pa.string()),
     pa.field("confidence", pa.float32()),
-    pa.field("recovery_step", pa.int32()),              # the agent's own fixing step, when it recovered
+    pa.field("recovery_step", pa.int32(), metadata={"description": "the agent's own fixing step, when it recovered; "
+                                                                   + STEP_DOC}),
     pa.field("verification", pa.struct([pa.field("evidence_ok", pa.bool_()), pa.field("action_valid", pa.bool_()),
                                         pa.field("category_ok", pa.bool_()),
                                         pa.field("judge_agreement", pa.bool_())])),
@@ -81,8 +107,7 @@ _ACTION_JSON = {"type": "object", "additionalProperties": False,
 #: What a diagnoser (the LLM) must return; validated by :func:`swemine.clients.llm.validate_json`.
 DIAGNOSIS_JSON_SCHEMA: dict = {
     "type": "object", "additionalProperties": False,
-    "required": ["error_step", "error_category", "evidence", "explanation", "proposed_correction",
-                 "expected_effect", "confidence"],
+    "required": ["error_step", "error_category", "evidence", "explanation", "confidence"],
     "properties": {
         "error_step": {"type": "integer", "minimum": 0},
         "error_category": {"type": "string", "enum": list(CATEGORIES)},
@@ -90,7 +115,7 @@ DIAGNOSIS_JSON_SCHEMA: dict = {
             "type": "object", "additionalProperties": False, "required": ["step", "quote"],
             "properties": {"step": {"type": "integer", "minimum": 0}, "quote": {"type": "string", "minLength": 1}}}},
         "explanation": {"type": "string", "minLength": 1},
-        "proposed_correction": _ACTION_JSON,
+        "proposed_correction": {**_ACTION_JSON, "type": ["object", "null"]},
         "expected_effect": {"type": "string"},
         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
     },
@@ -112,14 +137,14 @@ class Diagnoser(Protocol):
 # ---- step index helpers -----------------------------------------------------------------------------------
 
 def source_of(traj: dict, idx: int) -> int:
-    """Normalized step idx → the number diagnoses cite (:func:`swemine.miners.errors.transcript.step_numbers`)."""
-    return step_numbers(traj["steps"])[idx]
+    """The harness's own number of step ``idx`` (its ``source_index``; ``idx`` when the reader kept none)."""
+    value = traj["steps"][idx].get("source_index")
+    return idx if value is None else int(value)
 
 
 def idx_of(traj: dict, number: int) -> int | None:
-    """A cited step number → normalized idx (None when no step has it)."""
-    numbers = step_numbers(traj.get("steps") or [])
-    return numbers.index(number) if number in numbers else None
+    """``number`` when it indexes the trajectory's ``steps``, else ``None``."""
+    return number if 0 <= number < len(traj.get("steps") or []) else None
 
 
 def action_of(step: dict) -> dict:
@@ -128,27 +153,38 @@ def action_of(step: dict) -> dict:
             "action_text": step.get("action_text") or ""}
 
 
-def _norm_ws(text: str) -> str:
-    return " ".join((text or "").split())
-
-
-def quote_in_step(step: dict, quote: str) -> bool:
-    """``quote`` occurs verbatim (whitespace-normalized) in the step's observation, action or thought."""
-    q = _norm_ws(quote)
-    if not q:
-        return False
-    return any(q in _norm_ws(step.get(k) or "") for k in ("observation", "action_text", "thought", "tool_args_json"))
-
-
 # ---- stage 1 → work item ------------------------------------------------------------------------------------
 
+def gold_patch_of(traj: dict, gold_patch: str = "") -> str:
+    """``gold_patch``, else the reference patch a reader kept with the run (``extra_json.gold_patch``)."""
+    return gold_patch or json.loads(traj.get("extra_json") or "{}").get("gold_patch") or ""
+
+
 def make_item(traj: dict, gold_patch: str = "") -> dict:
-    """Annotate a trajectory (stage 1) and wrap it as a work item; ``gold_patch`` is the task's reference
-    patch ("" when unknown), whose files drive the gold flags."""
+    """Stage 1: the candidates of a trajectory (:func:`swemine.miners.errors.evidence.candidates`, each with its
+    evidence quote, phase and taxonomy leaf; in a run not resolved, less the errors the agent recovered from
+    when any other remains)
+    written into the steps' ``error_signals``, wrapped as a work item.
+    ``gold_patch`` is the task's reference patch (default: the one kept with the run; "" when unknown)."""
+    gold_patch = gold_patch_of(traj, gold_patch)
     gold = act.patch_files(gold_patch)
-    annotated, cands = ef.annotate(traj, gold)
-    return {"trajectory": annotated, "candidates": cands, "recoveries": ef.find_recoveries(annotated, cands),
-            "gold_patch": gold_patch or "", "gold_files": gold}
+    steps = traj.get("steps") or []
+    cands = []
+    for c in ev.candidates(traj, gold_patch):
+        if not c.get("quote"):
+            shown = ef.effective_step(steps, c["step"])
+            quote = evidence_quote(shown, c["flag"], gold)
+            cited = c["step"] if quote_in_step(steps[c["step"]], quote) else ef.observed(steps, c["step"])
+            c = {**c, "quote": quote, "evidence_step": cited}
+        cands.append(c)
+    recoveries = ef.find_recoveries(traj, cands)
+    if traj.get("resolved") is not True:          # an error the agent got past does not decide a failed run...
+        recovered = {r["error_step"] for r in recoveries}
+        cands = [c for c in cands if c["step"] not in recovered] or cands    # ...unless it shows no other
+    by_step = ef.flags_by_step(cands)
+    annotated = {**traj, "steps": [{**s, "error_signals": by_step.get(s["idx"], [])} for s in steps]}
+    return {"trajectory": annotated, "candidates": cands, "recoveries": recoveries,
+            "gold_patch": gold_patch, "gold_files": gold}
 
 
 # ---- the rule-based diagnoser -------------------------------------------------------------------------------
@@ -171,12 +207,16 @@ _QUOTE_RES: dict[str, re.Pattern] = {
                                              r"is required for command|Failed to parse|Unrecognized command|"
                                              r"Invalid action)[^\n]*", re.I),
 }
-_TB_FILE_RE = re.compile(r'File "([^"]+)", line (\d+)')
-#: Decisive-step preference in failed runs: gold-file misses first, then execution failures, then process errors.
-_GOLD_ORDER = (ErrorFlag.WRONG_FILE_EDIT, ErrorFlag.LOCALIZATION_MISS, ErrorFlag.INCORRECT_FIX)
-_FAILED_ORDER = (ErrorFlag.EDIT_REJECTED, ErrorFlag.TEST_FAILURE, ErrorFlag.TRACEBACK, ErrorFlag.SHELL_ERROR,
-                 ErrorFlag.TOOL_ERROR, ErrorFlag.NONZERO_EXIT, ErrorFlag.FORMAT_ERROR, ErrorFlag.LOOP,
-                 ErrorFlag.PREMATURE_FINISH)
+#: Decisive-step tiers in failed runs, most grounded first; within a tier the earliest step wins (then the order
+#: here): the gold patch / reproduction facts, then non-progressive iteration and location facts, then execution
+#: failures the agent never got past.
+DECISIVE_TIERS = (
+    (ErrorFlag.WRONG_LOCATION, ErrorFlag.DIVERGENT_EDIT, ErrorFlag.UNVERIFIED_FIX),
+    (ErrorFlag.MISREAD_OUTPUT, ErrorFlag.TEST_EDIT, ErrorFlag.REVERTED_EDIT, ErrorFlag.REPEATED_ACTION,
+     ErrorFlag.LOOP, ErrorFlag.WRONG_FILE_EDIT, ErrorFlag.LOCALIZATION_MISS, ErrorFlag.INCORRECT_FIX),
+    (ErrorFlag.EDIT_REJECTED, ErrorFlag.TEST_FAILURE, ErrorFlag.TRACEBACK, ErrorFlag.SHELL_ERROR,
+     ErrorFlag.TOOL_ERROR, ErrorFlag.NONZERO_EXIT, ErrorFlag.FORMAT_ERROR, ErrorFlag.PREMATURE_FINISH),
+)
 
 
 def evidence_quote(step: dict, flag: str, gold_files: Iterable[str] = ()) -> str:
@@ -200,105 +240,58 @@ def evidence_quote(step: dict, flag: str, gold_files: Iterable[str] = ()) -> str
 
 
 def choose_decisive(item: dict) -> tuple[int, str] | None:
-    """The earliest decisive (step idx, category): in a failed run the gold-based flags first (wrong file,
-    missed gold file, wrong change to the gold file), then the earliest unrecovered error of the most decisive
-    kind (:data:`_FAILED_ORDER`); in a resolved run (or when every error was recovered) the earliest
-    recovered error."""
-    cands = item["candidates"]
-    if not cands:
-        return None
-    recovered = {r["error_step"] for r in item["recoveries"]}
+    """The decisive (step idx, category). A failed run (``resolved`` not True): the earliest candidate of the
+    first :data:`DECISIVE_TIERS` tier that has one (errors the agent recovered from do not count). A resolved
+    run has no decisive error: its earliest recovered error, or ``None``."""
     traj = item["trajectory"]
     steps = traj["steps"]
-    actor = [c for c in cands if act.is_actor(steps[c["step"]])]
     if traj.get("resolved") is not True:
-        def earliest(flags):
-            for flag in flags:
-                hits = [c["step"] for c in actor if c["flag"] == flag.value and c["step"] not in recovered]
-                if hits:
-                    return min(hits), flag.value
-            return None
-        pick = earliest(_GOLD_ORDER) or earliest(_FAILED_ORDER)
-        if pick:
-            return pick
-    for r in sorted(item["recoveries"], key=lambda r: r["error_step"]):
-        return r["error_step"], r["flag"]
-    first = min(actor, key=lambda c: c["step"], default=None)
-    return (first["step"], first["flag"]) if first else None
+        recovered = {r["error_step"] for r in item["recoveries"]}
+        live = [c for c in item["candidates"] if act.is_actor(steps[c["step"]]) and c["step"] not in recovered]
+        for tier in DECISIVE_TIERS:
+            rank = {f.value: i for i, f in enumerate(tier)}
+            hits = [(c["step"], rank[c["flag"]], c["flag"]) for c in live if c["flag"] in rank]
+            if hits:
+                step, _, flag = min(hits)
+                return step, flag
+    first = min(item["recoveries"], key=lambda r: r["error_step"], default=None)
+    return (first["error_step"], first["flag"]) if first else None
 
 
-def _render(harness: str, kind: str, path: str = "", line: int = 0, command: str = "") -> dict:
-    """A correction action in ``harness``'s own syntax: ``view`` a file (at a line) or ``run`` a command."""
-    if kind == "view":
-        if harness == "swe-agent":
-            text = f"open {path}" + (f" {line}" if line else "")
-            return {"tool_name": "open", "tool_args_json": json.dumps({"args": text[5:]}), "action_text": text}
-        if harness == "openhands":
-            args = {"command": "view", "path": path}
-            if line:
-                args["view_range"] = [max(1, line - 20), line + 20]
-            return {"tool_name": "str_replace_editor", "tool_args_json": json.dumps(args, sort_keys=True),
-                    "action_text": ""}
-        if harness == "moatless":
-            args = {"command": "view", "path": path}
-            return {"tool_name": "ViewCode", "tool_args_json": json.dumps(args),
-                    "action_text": ""}
-        cmd = f"nl -ba {path}" + (f" | sed -n '{max(1, line - 20)},{line + 20}p'" if line else " | head -200")
-        return {"tool_name": "bash", "tool_args_json": json.dumps({"command": cmd}), "action_text": cmd}
-    if harness == "swe-agent":
-        head, _, rest = command.partition(" ")
-        return {"tool_name": head, "tool_args_json": json.dumps({"args": rest}) if rest else "", "action_text": command}
+def _apply_action(harness: str, patch: str) -> dict:
+    """An action applying ``patch`` (``git apply`` from a here-document) in ``harness``'s own syntax."""
+    command = f"git apply <<'EOF'\n{patch}EOF"
     if harness == "openhands":
         return {"tool_name": "execute_bash", "tool_args_json": json.dumps({"command": command}), "action_text": ""}
+    if harness == "swe-agent":
+        return {"tool_name": "git", "tool_args_json": json.dumps({"args": command[4:]}), "action_text": command}
     return {"tool_name": "bash", "tool_args_json": json.dumps({"command": command}), "action_text": command}
 
 
-def _last_file(steps: list[dict], upto: int) -> str:
-    """The file most recently opened, edited or named in a traceback at or before ``upto``."""
-    open_file = ""
-    for s in steps[: upto + 1]:
-        if not act.is_actor(s):
-            continue
-        open_file = act.opened_path(s) or (act.edited_path(s, open_file) if act.is_edit(s) else "") or open_file
-    return open_file
+#: Categories whose step is a wrong change a gold hunk can replace.
+GOLD_CORRECTABLE = frozenset({ErrorFlag.DIVERGENT_EDIT.value, ErrorFlag.INCORRECT_FIX.value,
+                              ErrorFlag.WRONG_FILE_EDIT.value})
 
 
-def _template_correction(item: dict, idx: int, flag: str) -> tuple[dict, str, str]:
-    """Rule-based correction when the agent never fixed the step itself: (action, expected effect, source) —
-    source ``gold_patch`` when the action applies the task's reference change, else ``rule_template``."""
-    traj = item["trajectory"]
-    harness, steps = traj.get("harness") or "", traj["steps"]
-    step = steps[idx]
-    gold = item["gold_files"]
-    if flag in (ErrorFlag.WRONG_FILE_EDIT.value, ErrorFlag.LOCALIZATION_MISS.value) and gold:
-        return _render(harness, "view", gold[0]), f"inspect the gold file {gold[0]} that the fix belongs in", \
-            "rule_template"
-    if flag == ErrorFlag.INCORRECT_FIX.value:
-        path = next((g for g in gold if ef.same_file(act.edited_path(step, _last_file(steps, idx - 1)), g)), gold[0])
-        section = act.patch_section(item["gold_patch"], path)
-        if section:
-            return _render(harness, "run", command=f"git apply <<'EOF'\n{section}EOF"), \
-                f"apply the reference change to {path} instead", "gold_patch"
-        return _render(harness, "view", path), f"re-read {path} around the change: the fix logic is wrong", \
-            "rule_template"
-    if flag in (ErrorFlag.PREMATURE_FINISH.value, ErrorFlag.LOOP.value):
-        tests = [s for s in steps[:idx] if act.is_actor(s) and act.is_test_run(s)]
-        cmd = act.command_text(tests[-1]) if tests else "python -m pytest -x -q"
-        if flag == ErrorFlag.LOOP.value and tests and act.same_action(tests[-1], step):
-            cmd = "git diff"
-        effect = ("break the repetition: inspect what changed" if flag == ErrorFlag.LOOP.value
-                  else "run the tests / reproduction before submitting")
-        return _render(harness, "run", command=cmd), effect, "rule_template"
-    frames = _TB_FILE_RE.findall(ef.effective_step(steps, idx).get("observation") or "")
-    repo_frames = [(p, int(n)) for p, n in frames if "site-packages" not in p and not p.startswith("<")]
-    if repo_frames:
-        path, line = repo_frames[-1]
-        return _render(harness, "view", act.normalize_path(path), line), \
-            f"read the code at {act.normalize_path(path)}:{line} where the error is raised", "rule_template"
-    path = act.edited_path(step, _last_file(steps, idx - 1)) or _last_file(steps, idx)
-    if path:
-        return _render(harness, "view", path), f"re-read {path} before acting on it again", "rule_template"
-    return _render(harness, "run", command="ls"), "re-orient in the repository before retrying", "rule_template"
+def grounded_correction(item: dict, idx: int, flag: str) -> tuple[dict, str, str] | None:
+    """A correction for step ``idx`` that the record itself grounds — ``(action, expected effect, source)``:
+    the agent's own later fix of that error (``natural_recovery``; for a rejected edit, its valid form), or,
+    for a wrong change (:data:`GOLD_CORRECTABLE`) the gold patch's section for the file the change belonged
+    in (``gold_patch``). ``None`` when nothing grounds one (the record then has no correction)."""
+    steps = item["trajectory"]["steps"]
+    fix = next((r["fix_step"] for r in item["recoveries"] if r["error_step"] == idx), None)
+    if fix is not None:
+        return action_of(steps[fix]), f"the agent's own later {steps[fix].get('tool_name') or 'action'} ran clean", \
+            "natural_recovery"
+    if flag not in GOLD_CORRECTABLE or not item["gold_files"] or not act.is_edit(steps[idx]):
+        return None
+    edited = act.edited_path(steps[idx])
+    path = next((g for g in item["gold_files"] if ef.same_file(edited, g)), item["gold_files"][0])
+    section = act.patch_section(item["gold_patch"], path)
+    if not section:
+        return None
+    return _apply_action(item["trajectory"].get("harness") or "", section), \
+        f"apply the reference change to {path} instead", "gold_patch"
 
 
 _EXPLAIN = {
@@ -314,14 +307,21 @@ _EXPLAIN = {
     "localization_miss": "the agent saw the file that needed the fix but never edited it",
     "wrong_file_edit": "the agent's submitted change touches a file the fix does not belong in",
     "incorrect_fix": "the agent edited the right file but the run stayed unresolved: the fix logic is wrong",
+    "divergent_edit": "the agent's first change to a file the fix needed adds code the reference fix does not have",
+    "wrong_location": "the agent went to a file the fix never needed, and its fix was built there",
+    "unverified_fix": "the agent changed the source before any reproduction or test had run past its own script",
+    "misread_output": "the agent claimed success while the output just before still showed a failure",
+    "repeated_action": "the agent repeated an earlier action and got the same output: no new information",
+    "reverted_edit": "the agent undid or re-applied an earlier edit",
+    "test_edit": "the agent changed an existing test file",
 }
 
 
 class RuleDiagnoser:
-    """Deterministic, offline diagnoser (the default): earliest decisive flagged step, a verbatim quote, a
-    templated explanation; the correction is the agent's own later fix when it recovered, else a
-    harness-syntax template (view the implicated file / run the tests)."""
-    name = "rules-v1"
+    """Deterministic, offline diagnoser (the default): the decisive step of :func:`choose_decisive`, its
+    candidate's verbatim quote, a templated explanation; the correction is :func:`grounded_correction` (none
+    when nothing grounds one)."""
+    name = "rules-v2"
 
     def diagnose(self, item: dict) -> dict | Reject | NotDiagnosed:
         traj = item["trajectory"]
@@ -330,21 +330,15 @@ class RuleDiagnoser:
             return make_reject(DIAGNOSE_STAGE, "no_decisive_step", "no actor step carries a candidate flag",
                                **provenance_of(traj))
         idx, flag = pick
-        steps = traj["steps"]
-        step = steps[idx]
-        quote = evidence_quote(ef.effective_step(steps, idx), flag, item["gold_files"])
-        cited = idx if quote_in_step(step, quote) else ef.observed(steps, idx)
-        fix = next((r for r in item["recoveries"] if r["error_step"] == idx), None)
-        if fix is not None:
-            correction, source = action_of(steps[fix["fix_step"]]), "natural_recovery"
-            effect = f"the agent's own next {steps[fix['fix_step']].get('tool_name') or 'action'} ran clean"
-        else:
-            correction, effect, source = _template_correction(item, idx, flag)
-        tool = step.get("tool_name") or "action"
+        cand = next(c for c in item["candidates"] if (c["step"], c["flag"]) == (idx, flag))
+        quote, cited = cand["quote"], cand["evidence_step"]
+        tool = traj["steps"][idx].get("tool_name") or "action"
+        grounded = grounded_correction(item, idx, flag)
+        correction, effect, source = grounded or (None, "", "")
         return {
-            "error_step": source_of(traj, idx), "error_category": flag,
-            "evidence": [{"step": source_of(traj, cited), "quote": quote}] if quote else [],
-            "explanation": f"At step {source_of(traj, idx)} ({tool}) {_EXPLAIN[flag]}: \"{quote[:120]}\".",
+            "error_step": idx, "error_category": flag,
+            "evidence": [{"step": cited, "quote": quote}] if quote else [],
+            "explanation": f"At step {idx} ({tool}) {_EXPLAIN[flag]}: \"{quote[:120]}\".",
             "proposed_correction": correction, "expected_effect": effect,
             "confidence": 0.9 if source == "natural_recovery" else 0.5, "correction_source": source,
         }
@@ -376,9 +370,9 @@ def verify(item: dict, diagnosis: dict) -> list[str]:
         failed.append("step_is_actor")
     evidence = diagnosis.get("evidence") or []
     cited = []
-    for ev in evidence:
-        j = idx_of(traj, int(ev["step"]))
-        if j is None or not quote_in_step(steps[j], ev["quote"]):
+    for cite in evidence:
+        j = idx_of(traj, int(cite["step"]))
+        if j is None or not quote_in_step(steps[j], cite["quote"]):
             failed.append("evidence_verbatim")
             break
         cited.append(j)
@@ -387,10 +381,10 @@ def verify(item: dict, diagnosis: dict) -> list[str]:
     flagged = ef.flags_by_step(item["candidates"])
     if not flagged.get(idx) and not any(j > idx and flagged.get(j) for j in cited):
         failed.append("flag_or_contradiction")
-    correction = diagnosis.get("proposed_correction") or {}
-    if act.validate_action(traj.get("harness") or "", correction):
+    correction = diagnosis.get("proposed_correction")
+    if correction is not None and act.validate_action(traj.get("harness") or "", correction):
         failed.append("correction_valid")
-    if act.same_action(correction, action_of(step)):
+    if correction is not None and act.same_action(correction, action_of(step)):
         failed.append("correction_differs")
     if not category_consistent(item, idx, diagnosis.get("error_category") or ""):
         failed.append("category_consistent")
@@ -442,11 +436,12 @@ class NoReplay:
 
 
 def replay(item: dict, diagnosis: dict, env: ReplayEnvironment | None = None) -> dict:
-    """Stage 4: original-action retry vs proposed correction from the same checkpoint, seeded from the ids."""
+    """Stage 4: original-action retry vs proposed correction from the same checkpoint, seeded from the ids
+    (nothing to replay without a correction)."""
     env = env or NoReplay()
     traj = item["trajectory"]
     seed = int(content_id(traj["record_id"], diagnosis["error_step"])[:6], 16)
-    if not env.supports(traj):
+    if not diagnosis.get("proposed_correction") or not env.supports(traj):
         return {"supported": False, "original_pass": None, "corrected_pass": None, "seed": seed}
     idx = idx_of(traj, int(diagnosis["error_step"]))
     original = env.run(traj, idx, action_of(traj["steps"][idx]), seed)
@@ -455,6 +450,16 @@ def replay(item: dict, diagnosis: dict, env: ReplayEnvironment | None = None) ->
 
 
 # ---- record ----------------------------------------------------------------------------------------------------
+
+def phase_of(item: dict, idx: int, category: str) -> dict:
+    """``error_phase`` / ``error_leaf`` of a diagnosis: its candidate's, else by the flag's place in the run."""
+    cand = next((c for c in item["candidates"] if (c["step"], c["flag"]) == (idx, category)), None)
+    if cand is None:
+        edits = ev.source_edits(item["trajectory"], item["gold_files"])
+        phase, leaf = ef.phase_at(category, idx, edits[0][0] if edits else None)
+        cand = {"phase": phase, "leaf": leaf}
+    return {"error_phase": cand["phase"], "error_leaf": cand["leaf"]}
+
 
 def environment_of(traj: dict) -> str:
     """Coarse environment label from the instance id (SWE-bench style ids → ``swe-bench``)."""
@@ -465,7 +470,9 @@ def build_record(item: dict, diagnosis: dict | NotDiagnosed, diagnoser: str,
                  replay_result: dict | None = None) -> dict:
     """The ``ERROR_DIAGNOSIS_SCHEMA`` row; a ``NotDiagnosed`` makes a ``not_diagnosed`` record."""
     traj = item["trajectory"]
-    cands = [{"step": source_of(traj, c["step"]), "flag": c["flag"]} for c in item["candidates"]]
+    cands = [{"step": c["step"], "source_step": source_of(traj, c["step"]), "flag": c["flag"],
+              "evidence_step": c["evidence_step"], "quote": c["quote"], "phase": c["phase"], "leaf": c["leaf"]}
+             for c in item["candidates"]]
     base: dict[str, Any] = {
         "source_dataset": traj.get("source_format") or "", "trajectory_id": traj.get("trajectory_id") or "",
         "instance_id": traj.get("instance_id") or "", "repo": traj.get("repo") or "",
@@ -476,32 +483,36 @@ def build_record(item: dict, diagnosis: dict | NotDiagnosed, diagnoser: str,
     }
     if isinstance(diagnosis, NotDiagnosed):
         return {**base, "record_id": content_id("error-diagnosis", traj["record_id"], diagnoser, STATUS_NOT_DIAGNOSED),
-                "status": STATUS_NOT_DIAGNOSED, "error_step": None, "evidence": [], "error_category": "",
+                "status": STATUS_NOT_DIAGNOSED, "error_step": None, "error_source_step": None, "evidence": [], "error_category": "",
+                "error_phase": "", "error_leaf": "",
                 "explanation": "", "proposed_correction": None, "correction_source": "", "original_action": None,
                 "expected_effect": "", "confidence": None, "recovery_step": None, "verification": None,
                 "replay": None, "view_diagnosis": False, "view_recovery": False, "view_preference": False,
                 "extra_json": dumps_extra({"n_steps": traj.get("n_steps"), "not_diagnosed": str(diagnosis)})}
     idx = idx_of(traj, int(diagnosis["error_step"]))
-    source = diagnosis.get("correction_source") or ("llm" if diagnoser.startswith("llm:") else "rule_template")
+    category = diagnosis["error_category"]
+    correction, effect, source = grounded_correction(item, idx, category) or (None, "", "")
     fix = next((r["fix_step"] for r in item["recoveries"] if r["error_step"] == idx), None)
-    natural = source == "natural_recovery" or (
-        fix is not None and act.same_action(diagnosis["proposed_correction"], action_of(traj["steps"][fix])))
     rep = replay_result or {"supported": False, "original_pass": None, "corrected_pass": None, "seed": None}
     replay_evidence = bool(rep["supported"] and rep["corrected_pass"] and not rep["original_pass"])
+    extra = {"n_steps": traj.get("n_steps"), "gold_files": item["gold_files"]}
+    if correction is None:
+        extra["no_grounded_correction"] = True
+    proposed = diagnosis.get("proposed_correction")
+    if proposed and not (correction and act.same_action(proposed, correction)):
+        extra["model_proposed_correction"] = proposed          # kept for inspection, never trained on
     return {
         **base,
-        "record_id": content_id("error-diagnosis", traj["record_id"], diagnoser, diagnosis["error_step"],
-                                diagnosis["error_category"], diagnosis["proposed_correction"]),
-        "status": STATUS_VERIFIED, "error_step": int(diagnosis["error_step"]),
-        "error_category": diagnosis["error_category"],
+        "record_id": content_id("error-diagnosis", traj["record_id"], diagnoser, idx, category, correction),
+        "status": STATUS_VERIFIED, "error_step": idx, "error_source_step": source_of(traj, idx),
+        "error_category": category, **phase_of(item, idx, category),
         "evidence": [{"step": int(e["step"]), "quote": e["quote"]} for e in diagnosis["evidence"]],
-        "explanation": diagnosis["explanation"], "proposed_correction": dict(diagnosis["proposed_correction"]),
-        "correction_source": "natural_recovery" if natural else source,
-        "original_action": action_of(traj["steps"][idx]), "expected_effect": diagnosis.get("expected_effect") or "",
+        "explanation": diagnosis["explanation"], "proposed_correction": correction, "correction_source": source,
+        "original_action": action_of(traj["steps"][idx]), "expected_effect": effect,
         "confidence": float(diagnosis.get("confidence") or 0.0),
-        "recovery_step": source_of(traj, fix) if fix is not None else None,
+        "recovery_step": fix,
         "verification": {"evidence_ok": True, "action_valid": True, "category_ok": True, "judge_agreement": None},
-        "replay": rep, "view_diagnosis": True, "view_recovery": True,
-        "view_preference": natural or replay_evidence,
-        "extra_json": dumps_extra({"n_steps": traj.get("n_steps"), "gold_files": item["gold_files"]}),
+        "replay": rep, "view_diagnosis": True, "view_recovery": correction is not None,
+        "view_preference": source == "natural_recovery" or (correction is not None and replay_evidence),
+        "extra_json": dumps_extra(extra),
     }

@@ -2,8 +2,8 @@
 
 The taxonomy is :class:`ErrorFlag` (methods.md §3.2). Each flag is a fact read off the recorded trajectory —
 never a judgement that needs a model — and is stored as its string value in the step's ``error_signals``.
-:func:`detect` returns the candidate flags of a trajectory as ``[{"step": idx, "flag": value}, ...]``;
-:func:`annotate` writes them into the steps; :func:`find_recoveries` pairs an error step with the later step
+:func:`detect` returns the candidate flags of a trajectory as ``[{"step": idx, "flag": value}, ...]`` (the
+evidence rules of :mod:`swemine.miners.errors.evidence` add to them); :func:`find_recoveries` pairs an error step with the later step
 that naturally fixed it.
 """
 from __future__ import annotations
@@ -46,6 +46,22 @@ class ErrorFlag(str, Enum):
     #: The last edit of a gold file in a run labelled unresolved: the right place, the wrong change.
     #: Needs gold files and ``resolved is False``.
     INCORRECT_FIX = "incorrect_fix"
+    # ---- evidence-grounded rules (``swemine.miners.errors.evidence``) ----
+    #: The first source edit of a file the gold patch changes, adding lines the gold hunks do not have.
+    DIVERGENT_EDIT = "divergent_edit"
+    #: The action that first went to the file the agent's first source edit changed, a file the fix never needed.
+    WRONG_LOCATION = "wrong_location"
+    #: The first source edit, made without any reproduction / test run before it that got past the agent's own
+    #: script.
+    UNVERIFIED_FIX = "unverified_fix"
+    #: Reasoning that claims success right after an output that still shows a failure.
+    MISREAD_OUTPUT = "misread_output"
+    #: An action identical to an earlier one that got the identical output, no source edit in between.
+    REPEATED_ACTION = "repeated_action"
+    #: An edit that undoes, or re-applies, an earlier edit.
+    REVERTED_EDIT = "reverted_edit"
+    #: A change to an existing test file.
+    TEST_EDIT = "test_edit"
 
 
 #: Diagnosis categories: every flag, plus ``other`` (for external labels that fit nothing else; never verifies).
@@ -55,6 +71,35 @@ CATEGORIES: tuple[str, ...] = tuple(f.value for f in ErrorFlag) + ("other",)
 EXECUTION_FLAGS = frozenset({ErrorFlag.TRACEBACK, ErrorFlag.NONZERO_EXIT, ErrorFlag.SHELL_ERROR,
                              ErrorFlag.EDIT_REJECTED, ErrorFlag.TOOL_ERROR, ErrorFlag.FORMAT_ERROR,
                              ErrorFlag.TEST_FAILURE})
+
+#: Flag → (phase, taxonomy leaf) in the failure taxonomy of Liu et al. 2025 (``failure-labels/*/taxonomy.json``):
+#: phases ``understanding_localization`` / ``fix_implementation`` / ``iterative_verification``; the leaf is ""
+#: where no leaf fits. Execution failures belong to the phase the run is in (:func:`phase_at`).
+TAXONOMY: dict[str, tuple[str, str]] = {
+    "localization_miss": ("understanding_localization", ""),
+    "wrong_location": ("understanding_localization", ""),
+    "wrong_file_edit": ("understanding_localization", ""),
+    "divergent_edit": ("fix_implementation", ""),
+    "incorrect_fix": ("fix_implementation", ""),
+    "edit_rejected": ("fix_implementation", ""),
+    "unverified_fix": ("iterative_verification", "reproduction_script_failure"),
+    "misread_output": ("iterative_verification", "reproduction_output_misreading"),
+    "repeated_action": ("iterative_verification", "non_progressive_iteration"),
+    "reverted_edit": ("iterative_verification", "non_progressive_iteration"),
+    "loop": ("iterative_verification", "non_progressive_iteration"),
+    "test_edit": ("iterative_verification", "verification_weakening"),
+    "premature_finish": ("iterative_verification", "verification_abandonment"),
+}
+
+
+def phase_at(flag: str, step: int, first_source_edit: int | None) -> tuple[str, str]:
+    """(phase, leaf) of ``flag`` at ``step``: :data:`TAXONOMY`, else by position — before the run's first source
+    edit the agent is still understanding and localizing, after it verifying."""
+    if flag in TAXONOMY:
+        return TAXONOMY[flag]
+    before = first_source_edit is None or step < first_source_edit
+    return ("understanding_localization" if before else "iterative_verification"), ""
+
 
 _TRACEBACK_RE = re.compile(r"Traceback \(most recent call last\)|^(?:[A-Za-z_][\w.]*\.)?[A-Z]\w*(?:Error|Exception): \S",
                            re.M)
@@ -132,14 +177,20 @@ def effective_step(steps: list[dict], i: int) -> dict:
     return {**steps[i], "observation": steps[j].get("observation") or "", "obs_exit_code": steps[j].get("obs_exit_code")}
 
 
+def edit_rejected(step: dict) -> bool:
+    """The scaffold refused the step's edit (:attr:`ErrorFlag.EDIT_REJECTED`)."""
+    obs = step.get("observation") or ""
+    moatless_not_found = "String '" in obs[:400] and "' not found in" in obs
+    return moatless_not_found or bool(_EDIT_REJECTED_RE.search(obs)) or _rejected_by_moatless(step)
+
+
 def step_flags(step: dict) -> list[str]:
     """Flags readable from one step alone (text of its action and observation, its exit code)."""
     if not act.is_actor(step):
         return []
     obs = step.get("observation") or ""
     flags: list[ErrorFlag] = []
-    moatless_not_found = "String '" in obs[:400] and "' not found in" in obs
-    if moatless_not_found or _EDIT_REJECTED_RE.search(obs) or _rejected_by_moatless(step):
+    if edit_rejected(step):
         flags.append(ErrorFlag.EDIT_REJECTED)
     if _TRACEBACK_RE.search(obs) and ErrorFlag.EDIT_REJECTED not in flags:
         flags.append(ErrorFlag.TRACEBACK)
@@ -223,8 +274,8 @@ def same_file(a: str, b: str) -> bool:
 
 def _gold_flags(traj: dict, gold_files: Iterable[str]) -> list[dict]:
     """``localization_miss`` at the first step that showed a gold file nobody edited (neither an edit step
-    nor the final patch touches it); ``wrong_file_edit`` at the step that edited an existing non-gold file of
-    the final patch (the edit step when it is known, else the last action naming the file, else the
+    nor the final patch touches it); ``wrong_file_edit`` at the first step that edited an existing non-gold
+    file of the final patch (the edit step when it is known, else the last action naming the file, else the
     submission / last action); ``incorrect_fix`` at the last gold-file edit of a run labelled unresolved."""
     gold = [g for g in gold_files if g]
     if not gold:
@@ -250,7 +301,7 @@ def _gold_flags(traj: dict, gold_files: Iterable[str]) -> list[dict]:
                 actor = [s["idx"] for s in steps if act.is_actor(s)]
                 finish = [i for i in actor if act.is_finish(steps[i])]
                 hits = [i for i in named if act.is_edit(steps[i])][:1] or named[-1:] or finish[-1:] or actor[-1:]
-            out += [{"step": i, "flag": ErrorFlag.WRONG_FILE_EDIT.value} for i in hits]
+            out += [{"step": i, "flag": ErrorFlag.WRONG_FILE_EDIT.value} for i in sorted(hits)[:1]]
     wrong_logic = _incorrect_fix_step(traj, steps, targets, gold)
     if wrong_logic is not None:
         out.append({"step": wrong_logic, "flag": ErrorFlag.INCORRECT_FIX.value})
@@ -272,6 +323,8 @@ def detect(traj: dict, gold_files: Iterable[str] = ()) -> list[dict]:
     """All stage-1 candidate flags of a trajectory, sorted by step: ``[{"step": idx, "flag": value}]``."""
     steps = traj.get("steps") or []
     per_step = {s["idx"]: step_flags(effective_step(steps, s["idx"])) for s in steps}
+    if steps and act.is_actor(steps[-1]) and not act.action_key(steps[-1]):
+        per_step[steps[-1]["idx"]] = []        # the run's closing message, not a turn that lacked its action
     out = [{"step": i, "flag": f} for i, fs in per_step.items() for f in fs]
     out += [{"step": i, "flag": ErrorFlag.LOOP.value} for i in sorted(_loop_steps(steps, per_step))]
     finish = _premature_finish(steps, per_step)
@@ -283,14 +336,11 @@ def detect(traj: dict, gold_files: Iterable[str] = ()) -> list[dict]:
     return [{"step": s, "flag": f} for s, f in sorted(unique, key=lambda sf: (sf[0], order[sf[1]]))]
 
 
-def annotate(traj: dict, gold_files: Iterable[str] = ()) -> tuple[dict, list[dict]]:
-    """A copy of ``traj`` whose steps' ``error_signals`` hold their flags, and the candidate list."""
-    cands = detect(traj, gold_files)
-    by_step: dict[int, list[str]] = {}
-    for c in cands:
-        by_step.setdefault(c["step"], []).append(c["flag"])
-    steps = [{**s, "error_signals": by_step.get(s["idx"], [])} for s in traj.get("steps") or []]
-    return {**traj, "steps": steps}, cands
+def quote_in_step(step: dict, quote: str) -> bool:
+    """``quote`` occurs verbatim (whitespace-normalized) in the step's observation, action or thought."""
+    q = " ".join((quote or "").split())
+    return bool(q) and any(q in " ".join((step.get(k) or "").split())
+                           for k in ("observation", "action_text", "thought", "tool_args_json"))
 
 
 def flags_by_step(cands: Iterable[dict]) -> dict[int, list[str]]:

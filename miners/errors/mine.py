@@ -22,15 +22,20 @@ def _slim(traj: dict) -> dict:
 
 
 def detect_fn(element: dict) -> Iterator[dict | Filtered]:
-    """Stage 1. ``element`` = ``{"trajectory", "gold_patch"}``; a trajectory with no flagged agent step is
-    kept as a ``Filtered`` record (reason ``no_error_candidates``)."""
+    """Stage 1. ``element`` = ``{"trajectory", "gold_patch"}``; a trajectory with no flagged agent step, or a
+    resolved one with no error it recovered from, is kept as a ``Filtered`` record (reason
+    ``no_error_candidates`` / ``resolved_without_recovery``)."""
     item = dg.make_item(element["trajectory"], element.get("gold_patch") or "")
     steps = item["trajectory"]["steps"]
     if not any(act.is_actor(steps[c["step"]]) for c in item["candidates"]):
-        yield make_filtered(DETECT_STAGE, "no_error_candidates", _slim(item["trajectory"]), "trajectory",
-                            {"n_steps": len(steps), "candidates": item["candidates"]})
+        reason = "no_error_candidates"
+    elif item["trajectory"].get("resolved") is True and not item["recoveries"]:
+        reason = "resolved_without_recovery"       # a resolved run yields recovered errors only
+    else:
+        yield item
         return
-    yield item
+    yield make_filtered(DETECT_STAGE, reason, _slim(item["trajectory"]), "trajectory",
+                        {"n_steps": len(steps), "candidates": item["candidates"]})
 
 
 def diagnose_fn(diagnoser: dg.Diagnoser) -> Callable[[dict], Iterator[dict | Reject]]:

@@ -1,6 +1,7 @@
 """Render normalized trajectory steps as text and as chat messages (for diagnosis prompts and training views).
 
-Step numbers shown are those diagnoses cite (:func:`step_numbers`: the source's own where it has unique ones).
+Step numbers shown are the 0-based indexes into the trajectory's normalized ``steps`` — the numbering every
+error record, candidate flag and diagnosis uses.
 """
 from __future__ import annotations
 
@@ -27,19 +28,9 @@ def action_text(step: dict) -> str:
     return ""
 
 
-def step_numbers(steps: list[dict]) -> list[int]:
-    """The number each step is cited by: the source's own ``source_index`` when every step has one and they
-    are unique (Who&When history index, Moatless node id), else the normalized ``idx``."""
-    src = [s.get("source_index") for s in steps]
-    if all(v is not None for v in src) and len(set(src)) == len(src):
-        return [int(v) for v in src]
-    return [int(s["idx"]) for s in steps]
-
-
-def render_step(step: dict, obs_chars: int = DEFAULT_OBS_CHARS, with_flags: bool = False,
-                number: int | None = None) -> str:
-    """One step as a block of text headed ``[step N] <role>``."""
-    lines = [f"[step {step['idx'] if number is None else number}] {step.get('role') or 'assistant'}"]
+def render_step(step: dict, obs_chars: int = DEFAULT_OBS_CHARS, with_flags: bool = False) -> str:
+    """One step as a block of text headed ``[step idx] <role>``."""
+    lines = [f"[step {step['idx']}] {step.get('role') or 'assistant'}"]
     if step.get("thought"):
         lines.append("THOUGHT: " + clip(step["thought"], obs_chars))
     if act.is_actor(step):
@@ -53,7 +44,7 @@ def render_step(step: dict, obs_chars: int = DEFAULT_OBS_CHARS, with_flags: bool
 
 def render_transcript(steps: list[dict], obs_chars: int = DEFAULT_OBS_CHARS, with_flags: bool = False) -> str:
     """All ``steps`` rendered and joined by blank lines."""
-    return "\n\n".join(render_step(s, obs_chars, with_flags, n) for s, n in zip(steps, step_numbers(steps)))
+    return "\n\n".join(render_step(s, obs_chars, with_flags) for s in steps)
 
 
 def chat_messages(task: str, steps: list[dict], system: str, obs_chars: int = DEFAULT_OBS_CHARS) -> list[dict]:

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 import pyarrow as pa
 
 from swemine.corpora.records import PROVENANCE_FIELDS, content_id, dumps_extra
-from swemine.miners.errors.diagnosis import STATUS_VERIFIED, action_of, idx_of, source_of
+from swemine.miners.errors.diagnosis import STATUS_VERIFIED, STEP_DOC, action_of
 from swemine.miners.errors.transcript import action_text, chat_messages, render_transcript
 
 VIEWS = ("diagnosis", "recovery", "recovery_action_only", "preference", "recovered_error")
@@ -34,7 +34,7 @@ VIEW_SCHEMA = pa.schema([
     pa.field("trajectory_id", pa.string()),
     pa.field("instance_id", pa.string()),
     pa.field("harness_family", pa.string()),
-    pa.field("error_step", pa.int32()),
+    pa.field("error_step", pa.int32(), metadata={"description": STEP_DOC}),
     pa.field("error_category", pa.string()),
     pa.field("messages", pa.list_(MESSAGE_TYPE)),
     pa.field("chosen", pa.string()),
@@ -86,7 +86,7 @@ def _prefix(traj: dict, upto_idx: int) -> list[dict]:
 
 def recovery_views(record: dict, traj: dict) -> list[dict]:
     """The actor-recovery view (hint + rationale + action) and its action-only variant."""
-    idx = idx_of(traj, record["error_step"])
+    idx = record["error_step"]
     corrected = action_text(record["proposed_correction"])
     hint = {"role": "user", "content": f"Note: {record['explanation']}", "train": False}
     with_rationale = _prefix(traj, idx) + [hint, _target(
@@ -98,7 +98,7 @@ def recovery_views(record: dict, traj: dict) -> list[dict]:
 
 def preference_view(record: dict, traj: dict) -> dict:
     """Prefix → chosen (corrected action) vs rejected (original action)."""
-    idx = idx_of(traj, record["error_step"])
+    idx = record["error_step"]
     return _row("preference", record, _prefix(traj, idx), "sample_mean",
                 chosen=action_text(record["proposed_correction"]), rejected=action_text(record["original_action"]),
                 extra={"evidence": record["correction_source"]})
@@ -112,8 +112,8 @@ def recovered_error_views(record: dict, traj: dict, recoveries: list[dict]) -> l
     for rec in recoveries:
         fix = traj["steps"][rec["fix_step"]]
         msgs = _prefix(traj, rec["fix_step"]) + [_target("assistant", action_text(action_of(fix)))]
-        rows.append(_row("recovered_error", record, msgs, "token_sum", error_step=source_of(traj, rec["error_step"]),
-                         extra={"fix_step": source_of(traj, rec["fix_step"]), "flag": rec["flag"]}))
+        rows.append(_row("recovered_error", record, msgs, "token_sum", error_step=rec["error_step"],
+                         extra={"fix_step": rec["fix_step"], "flag": rec["flag"]}))
     return rows
 
 

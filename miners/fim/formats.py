@@ -1,4 +1,5 @@
-"""Sample layouts (methods.md §4.9, §4.11) and the ``FimSample`` Arrow schema.
+"""Sample layouts (methods.md §4.9, §4.11), the special-token strings mined content must not carry, and the
+``FimSample`` Arrow schema.
 
 - ``chat``: ``messages`` (user = the masked-file prompt, assistant = the original implementation in the
   ``### Implementation`` layout; the rationale comes from the optional LLM stage) plus a ``metadata`` struct
@@ -6,13 +7,19 @@
 - ``psm`` / ``spm``: raw special-token FIM for Qwen2.5-Coder, StarCoder(2) and DeepSeek-Coder, in ``text``,
   with ``prefix``/``middle``/``suffix`` kept beside it. SPM follows Bavarian/Megatron: ``[PRE][SUF] suf
   [MID] pre mid``.
-- ``repo``: Qwen2.5-Coder's repo-level layout (``<|repo_name|>``, ``<|file_sep|>``; StarCoder2 has the same
-  tokens) via :func:`repo_level`: the in-repo files the target file calls into, then the target's PSM sample.
+- ``repo``: the repo-level layout each family published: the in-repo files the target file calls into
+  (``context``), then the target's PSM sample. Qwen2.5-Coder: ``<|repo_name|>name\\n<|file_sep|>path\\n
+  code\\n…<|file_sep|>path\\n<|fim_prefix|>pre…``; StarCoder2 (paper §5.1): ``<repo_name>name<file_sep>path\\n
+  code…<file_sep><fim_prefix>path\\npre<fim_suffix>…`` (no newline after the name or a file, the path after
+  ``<fim_prefix>``).
 
-Raw FIM special tokens never appear in chat samples (§4.11).
+Every layout is a list of :class:`Segment` s: the miner joins them into ``text``, the launcher tokenizes the
+text pieces and inserts the sentinels by id, so both read one definition. Raw FIM special tokens never appear
+in chat samples (§4.11).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -24,31 +31,60 @@ FORMATS = ("chat", "psm", "spm", "repo")
 
 @dataclass(frozen=True)
 class FimTokens:
-    """The FIM sentinel strings of one model family (methods.md §4.11)."""
+    """The special-token strings of one model family (methods.md §4.11)."""
     prefix: str
     suffix: str
     middle: str
-    eos: str
+    eos: str                            # the base model's end of document: ends every raw sample
     pad: str
     repo_name: str = ""
     file_sep: str = ""
     family: str = ""
+    chat: tuple[str, ...] = ()          # the instruct checkpoints' chat-template tokens
 
     def required(self) -> tuple[str, ...]:
         """The three sentinels raw-FIM training cannot do without."""
         return (self.prefix, self.suffix, self.middle)
 
+    def strings(self) -> tuple[str, ...]:
+        """Every special-token string of the family."""
+        return tuple(t for t in (self.prefix, self.suffix, self.middle, self.eos, self.pad, self.repo_name,
+                                 self.file_sep, *self.chat) if t)
 
-#: Exact special tokens per model family (methods.md §4.11). EOS strings of StarCoder and DeepSeek-Coder and
-#: StarCoder2's repo tokens are [RECALLED] in the spec.
+
+#: Exact special tokens per model family (methods.md §4.11). EOS strings of StarCoder and DeepSeek-Coder,
+#: StarCoder2's repo tokens and the instruct checkpoints' chat tokens are [RECALLED] in the spec; StarCoder2's
+#: repo layout is from its paper (§5.1).
 FAMILIES: dict[str, FimTokens] = {
     "qwen2.5-coder": FimTokens("<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>", "<|endoftext|>",
-                               "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>", family="qwen2.5-coder"),
+                               "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>", family="qwen2.5-coder",
+                               chat=("<|im_start|>", "<|im_end|>")),
     "starcoder": FimTokens("<fim_prefix>", "<fim_suffix>", "<fim_middle>", "<|endoftext|>", "<fim_pad>",
                            "<repo_name>", "<file_sep>", family="starcoder"),
     "deepseek-coder": FimTokens("<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>", "<｜end▁of▁sentence｜>", "",
-                                family="deepseek-coder"),
+                                family="deepseek-coder", chat=("<｜begin▁of▁sentence｜>", "<|EOT|>")),
 }
+
+#: Every supported family's special-token strings, longest first: mined content holding one verbatim would
+#: become a real special token in a tokenizer that does not split them (an EOS mid-file, a turn cut in two).
+SPECIAL_STRINGS: tuple[str, ...] = tuple(sorted({s for t in FAMILIES.values() for s in t.strings()},
+                                                key=lambda s: (-len(s), s)))
+#: Inserted after the first character of a special-token string found in content (U+200B ZERO WIDTH SPACE):
+#: the text reads the same and no tokenizer matches it as the special token any more.
+NEUTRALISER = "\u200b"
+_SPECIAL_RE = re.compile("|".join(re.escape(s) for s in SPECIAL_STRINGS))
+SPECIAL_POLICIES = ("neutralise", "drop")
+
+
+def count_special(text: str) -> int:
+    """Occurrences of any supported family's special-token strings in ``text``."""
+    return sum(1 for _ in _SPECIAL_RE.finditer(text))
+
+
+def neutralise(text: str) -> str:
+    """``text`` with every special-token string broken by :data:`NEUTRALISER` after its first character."""
+    return _SPECIAL_RE.sub(lambda m: m.group(0)[0] + NEUTRALISER + m.group(0)[1:], text)
+
 
 FIM_SPLITS = {1: "single_function", 2: "function_pair", 3: "function_triple"}
 
@@ -91,6 +127,8 @@ METADATA_TYPE = pa.struct([
     pa.field("api_usage", pa.float64()), pa.field("readability", pa.float64()),
     pa.field("completeness", pa.float64()),
 ])
+_SPAN = pa.struct([pa.field("start", pa.int32()), pa.field("end", pa.int32())])
+_CONTEXT_FILE = pa.struct([pa.field("path", pa.string()), pa.field("content", pa.large_string())])
 MESSAGE_TYPE = pa.struct([pa.field("role", pa.string()), pa.field("content", pa.large_string())])
 
 FIM_SCHEMA = pa.schema([
@@ -125,55 +163,112 @@ FIM_SCHEMA = pa.schema([
     pa.field("prefix", pa.large_string()),            # raw rows
     pa.field("middle", pa.large_string()),
     pa.field("suffix", pa.large_string()),
+    pa.field("middle_spans", pa.list_(_SPAN)),        # raw rows: each target's body in ``middle`` (char offsets)
+    pa.field("middle_between_lines", pa.int32()),     # raw groups: lines of ``middle`` between the targets
+    pa.field("context", pa.list_(_CONTEXT_FILE)),     # repo rows: the files before the target, in order
     pa.field("extra_json", pa.string()),
     *PROVENANCE_FIELDS,
 ])
 
 
-def psm(tokens: FimTokens, prefix: str, middle: str, suffix: str) -> str:
-    """Prefix-suffix-middle: ``P pre S suf M mid EOS``."""
-    return f"{tokens.prefix}{prefix}{tokens.suffix}{suffix}{tokens.middle}{middle}{tokens.eos}"
+@dataclass(frozen=True)
+class Segment:
+    """One piece of a raw sample: a sentinel (``special``: inserted by id) or text the tokenizer reads as text.
+
+    ``role``: ``head`` (sentinels, repo name, target path), ``file`` (a context file and its separator),
+    ``prefix``, ``suffix`` (the target file around the hole) or ``middle`` (the hole, and the EOS that ends it):
+    the launcher puts the loss on ``middle`` and trims a too-long sample by role.
+    """
+    text: str
+    role: str
+    special: bool = False
 
 
-def spm(tokens: FimTokens, prefix: str, middle: str, suffix: str) -> str:
-    """Suffix-prefix-middle (Bavarian/Megatron variant): ``P S suf M pre mid EOS``."""
-    return f"{tokens.prefix}{tokens.suffix}{suffix}{tokens.middle}{prefix}{middle}{tokens.eos}"
+def _sentinel(text: str, role: str = "head") -> Segment:
+    return Segment(text, role, True)
 
 
-def raw_text(fmt: str, family: str, prefix: str, middle: str, suffix: str) -> str:
-    """The raw FIM training string of ``fmt`` (psm/spm) for ``family``."""
-    tokens = FAMILIES[family]
-    return (psm if fmt == "psm" else spm)(tokens, prefix, middle, suffix)
+def _fim(t: FimTokens, fmt: str, prefix: str, middle: str, suffix: str, lead: tuple[Segment, ...] = ()) -> list:
+    """PSM ``P [lead] pre S suf M mid EOS``; SPM (Bavarian/Megatron) ``P S suf M pre mid EOS``."""
+    tail = [_sentinel(t.middle), Segment(middle, "middle"), _sentinel(t.eos, "middle")]
+    if fmt == "spm":
+        return [_sentinel(t.prefix), _sentinel(t.suffix), Segment(suffix, "suffix"), tail[0],
+                Segment(prefix, "prefix"), *tail[1:]]
+    return [_sentinel(t.prefix), *lead, Segment(prefix, "prefix"), _sentinel(t.suffix), Segment(suffix, "suffix"),
+            *tail]
 
 
-def repo_level(family: str, repo_name: str, context: list[tuple[str, str]], path: str, prefix: str, middle: str,
-               suffix: str, max_context_chars: int | None = None) -> str:
-    """Repo-level FIM: ``<|repo_name|>name\\n`` + ``<|file_sep|>path\\ncontent\\n`` per context file, then the
-    target file's ``<|file_sep|>path\\n`` followed by its PSM sample."""
+def _qwen_repo(t: FimTokens, repo: str, context, path: str, prefix: str, middle: str, suffix: str) -> list:
+    """``<|repo_name|>name\\n`` + ``<|file_sep|>path\\ncode\\n`` per file + ``<|file_sep|>path\\n`` + PSM."""
+    out = [_sentinel(t.repo_name), Segment(f"{repo}\n", "head")]
+    for p, c in context:
+        out += [_sentinel(t.file_sep, "file"), Segment(f"{p}\n{c}\n", "file")]
+    return out + [_sentinel(t.file_sep), Segment(f"{path}\n", "head"), *_fim(t, "psm", prefix, middle, suffix)]
+
+
+def _starcoder2_repo(t: FimTokens, repo: str, context, path: str, prefix: str, middle: str, suffix: str) -> list:
+    """``<repo_name>name`` + ``<file_sep>path\\ncode`` per file + ``<file_sep><fim_prefix>path\\npre…``."""
+    out = [_sentinel(t.repo_name), Segment(repo, "head")]
+    for p, c in context:
+        out += [_sentinel(t.file_sep, "file"), Segment(f"{p}\n{c}", "file")]
+    return out + [_sentinel(t.file_sep), *_fim(t, "psm", prefix, middle, suffix, (Segment(f"{path}\n", "head"),))]
+
+
+REPO_LAYOUTS = {"qwen2.5-coder": _qwen_repo, "starcoder": _starcoder2_repo}
+
+
+def layout(fmt: str, family: str, prefix: str, middle: str, suffix: str, *, repo: str = "", path: str = "",
+           context: list[tuple[str, str]] = ()) -> list[Segment]:
+    """The raw sample of ``fmt`` (psm/spm/repo) for ``family`` as segments (``context``: (path, code) pairs)."""
     t = FAMILIES[family]
-    if not t.repo_name:
+    if fmt != "repo":
+        return _fim(t, fmt, prefix, middle, suffix)
+    if family not in REPO_LAYOUTS:
         raise ValueError(f"{family} has no repo-level tokens")
-    parts = [f"{t.repo_name}{repo_name}\n"]
-    budget = max_context_chars if max_context_chars is not None else float("inf")
+    return REPO_LAYOUTS[family](t, repo, context, path, prefix, middle, suffix)
+
+
+def render(segments: list[Segment]) -> str:
+    """The training string of a layout (what the ``text`` column holds)."""
+    return "".join(s.text for s in segments)
+
+
+def fit_context(context: list[tuple[str, str]], max_chars: int | None) -> list[tuple[str, str]]:
+    """The leading context files whose code fits in ``max_chars`` in total (all when ``None``)."""
+    budget = max_chars if max_chars is not None else float("inf")
+    kept = []
     for p, c in context:
         if len(c) > budget:
             break
         budget -= len(c)
-        parts.append(f"{t.file_sep}{p}\n{c}\n")
-    parts.append(f"{t.file_sep}{path}\n{psm(t, prefix, middle, suffix)}")
-    return "".join(parts)
+        kept.append((p, c))
+    return kept
 
 
-def chat_prompt(path: str, names: list[str], group_type: str, masked_text: str) -> str:
-    """The user turn: the masked file and what to produce (methods.md §4.8, in our own words)."""
+#: What the user turn asks the answer to hold: without a rationale stage the answer is the implementation only.
+ANSWER_SECTIONS = {
+    (False, "single"): "Answer with a `### Implementation` section holding the whole function (signature "
+                       "included) in one ```python block.",
+    (True, "single"): "Reason step by step from its signature, type hints and usages. Answer with a `### Reasoning` "
+                      "section, then a `### Implementation` section holding the whole function (signature "
+                      "included) in one ```python block.",
+    (False, "group"): "Answer with a `### Implementation` section with one `### Function i: name` heading and "
+                      "```python block per function, in the order listed.",
+    (True, "group"): "Reason step by step about each function and how they use one another. Answer with a "
+                     "`### Reasoning` section, then `### Implementation` with one `### Function i: name` heading "
+                     "and ```python block per function, in the order listed.",
+}
+
+
+def chat_prompt(path: str, names: list[str], group_type: str, masked_text: str, reasoning: bool = False) -> str:
+    """The user turn: the masked file and what to produce (methods.md §4.8, in our own words). ``reasoning``
+    asks for a ``### Reasoning`` section too (only when a rationale stage writes one into the answer)."""
     if len(names) == 1:
         head = (f"You are an expert Python programmer. In the Python file below, the body of the function "
                 f"`{names[0]}` has been replaced by the line `# <MASKED_FUNCTION_BODY>`.\n\n"
                 "Work out what it must do from the imports, the other functions and classes, the places that "
-                "call it and the helpers it can call; reason step by step from its signature, type hints and "
-                "usages, then write its complete body.\n\n"
-                "Answer with a `### Reasoning` section, then a `### Implementation` section holding the whole "
-                "function (signature included) in one ```python block.")
+                "call it and the helpers it can call, then write its complete body.\n\n"
+                + ANSWER_SECTIONS[reasoning, "single"])
     else:
         listed = ", ".join(f"`{n}`" for n in names)
         head = (f"You are an expert Python programmer. In the Python file below, the bodies of {len(names)} "
@@ -181,9 +276,24 @@ def chat_prompt(path: str, names: list[str], group_type: str, masked_text: str) 
                 f"{GROUP_DESCRIPTIONS.get(group_type, 'they depend on each other')}.\n\n"
                 "Work out what each must do from the rest of the file and from how they use one another; keep "
                 "the implementations consistent with each other.\n\n"
-                "Answer with a `### Reasoning` section, then `### Implementation` with one `### Function i: name` "
-                "heading and ```python block per function, in the order listed.")
+                + ANSWER_SECTIONS[reasoning, "group"])
     return f"{head}\n\nFile: `{path}`\n\n```python\n{masked_text}\n```"
+
+
+def asks_for_reasoning(prompt: str) -> str:
+    """``prompt`` (a :func:`chat_prompt`) changed to ask for a ``### Reasoning`` section before the implementation."""
+    for kind in ("single", "group"):
+        if ANSWER_SECTIONS[False, kind] in prompt:
+            return prompt.replace(ANSWER_SECTIONS[False, kind], ANSWER_SECTIONS[True, kind], 1)
+    return prompt
+
+
+def requested_sections(prompt: str) -> list[str]:
+    """The ``### `` sections a :func:`chat_prompt` asks the answer to start with, in order."""
+    for (reasoning, _kind), text in ANSWER_SECTIONS.items():
+        if text in prompt:
+            return ["Reasoning", "Implementation"] if reasoning else ["Implementation"]
+    return []
 
 
 def chat_answer(names: list[str], functions: list[str], rationale: str = "") -> str:

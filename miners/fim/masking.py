@@ -5,10 +5,12 @@ every line after it through the function's last line — docstring included — 
 ``# <MASKED_FUNCTION_BODY>`` at the body's indentation. Before masking, each target is re-extracted from
 the file by its line span and compared with the hash taken at parse time; a mismatch drops the sample
 (guards line-number drift). For raw FIM the hole runs from the first target's body to the last target's
-end, and ``prefix + middle + suffix`` must equal the file exactly — checked on every sample.
+end (``spans`` locate each body in it: for groups the middle also holds the code between the targets), and
+``prefix + middle + suffix`` must equal the file exactly — checked on every sample.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from itertools import accumulate
 
@@ -29,6 +31,7 @@ class Masked:
     middle: str                 # raw FIM: the hole (the original body/bodies)
     suffix: str                 # raw FIM: file text after the hole
     functions: list[str]        # each target's original source (``def`` .. last line)
+    spans: list[tuple[int, int]] = dataclasses.field(default_factory=list)   # each body in ``middle``
 
 
 class FileText:
@@ -71,11 +74,12 @@ def mask(content: str | FileText, targets: list[FunctionInfo], with_masked_text:
     if prefix_lines != targets[0].sig_end_line or prefix_lines + middle.count("\n") != ends_at \
             or not _splits(src, prefix, middle, suffix):
         raise MaskError("fim_reconstruction", "prefix + middle + suffix does not split the file at the target")
+    spans = [(text.offset_after(f.sig_end_line) - start, text.offset_after(f.end_line) - start) for f in targets]
     if not with_masked_text:
-        return Masked("", prefix, middle, suffix, [])
+        return Masked("", prefix, middle, suffix, [], spans)
     return Masked(_masked_text(lines, targets), prefix, middle, suffix,
                   [src[text.offset_after(f.start_line - 1) if f.start_line > 1 else 0:text.offset_after(f.end_line)]
-                   for f in targets])
+                   for f in targets], spans)
 
 
 def _splits(src: str, prefix: str, middle: str, suffix: str) -> bool:

@@ -15,16 +15,33 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from swemine.corpora.records import Filtered, Reject, content_id, dumps_extra, make_filtered, make_reject
-from swemine.miners.fim.formats import FAMILIES, FIM_SPLITS, FORMATS, chat_answer, chat_prompt, raw_text, repo_level
+from swemine.miners.fim.formats import (
+    FAMILIES,
+    FIM_SPLITS,
+    FORMATS,
+    SPECIAL_POLICIES,
+    chat_answer,
+    chat_prompt,
+    count_special,
+    fit_context,
+    layout,
+    neutralise,
+    render,
+)
 from swemine.miners.fim.graph import RepoGraph, build_graph
 from swemine.miners.fim.groups import select_groups
-from swemine.miners.fim.masking import FileText, MaskError, mask
+from swemine.miners.fim.masking import FileText, Masked, MaskError, mask
 from swemine.miners.fim.parse import FileParser, FileStructure, FunctionInfo, paused_gc
 from swemine.miners.fim.scoring import FimConfig, Scored, file_in_bounds, select_singles
 
 SELECT_STAGE = "fim_select"
 EMIT_STAGE = "fim_emit"
 MIX_STAGE = "fim_mix"
+SPECIAL_IN_CONTENT = "special_token_in_content"
+
+
+class SpecialTokenInContent(Exception):
+    """The sample's content holds special-token strings and the policy is ``drop``."""
 
 
 @dataclass
@@ -105,14 +122,47 @@ def sample_id(fs: FileStructure, t: Target, fmt: str, family: str) -> str:
                       [(f.qualname, f.start_line) for f in t.functions], fmt, family if fmt != "chat" else "")
 
 
+def _neutral_middle(middle: str, spans: list[tuple[int, int]]) -> tuple[str, list[tuple[int, int]]]:
+    """Neutralise ``middle`` piece by piece between the span bounds (no token string crosses a line, and
+    the bounds are line starts), moving the spans with the inserted characters."""
+    cuts = sorted({0, len(middle), *(x for span in spans for x in span)})
+    moved, out = {0: 0}, []
+    for a, b in zip(cuts, cuts[1:]):
+        out.append(neutralise(middle[a:b]))
+        moved[b] = moved[a] + len(out[-1])
+    return "".join(out), [(moved[a], moved[b]) for a, b in spans]
+
+
+def _special_content(m: Masked, context: list[tuple[str, str]], special_tokens: str) -> tuple[Masked, list, int]:
+    """Count the special-token strings in the sample's content; neutralise them, or raise
+    :class:`SpecialTokenInContent` when ``special_tokens`` is ``drop``."""
+    n = sum(map(count_special, [m.prefix, m.middle, m.suffix, *(c for _, c in context)]))
+    if not n:
+        return m, context, 0
+    if special_tokens == "drop":
+        raise SpecialTokenInContent(n)
+    middle, spans = _neutral_middle(m.middle, m.spans)
+    m = Masked(neutralise(m.masked_text), neutralise(m.prefix), middle, neutralise(m.suffix),
+               [neutralise(f) for f in m.functions], spans)
+    return m, [(p, neutralise(c)) for p, c in context], n
+
+
 def build_row(text: FileText, sel: FileSelection, t: Target, fmt: str, family: str, config_hash: str,
-              context: list[tuple[str, str]] = (), max_context_chars: int | None = None) -> dict[str, Any]:
-    """One ``FimSample`` row (raises :class:`MaskError` when the target fails validation)."""
+              context: list[tuple[str, str]] = (), max_context_chars: int | None = None,
+              special_tokens: str = "neutralise") -> dict[str, Any]:
+    """One ``FimSample`` row (raises :class:`MaskError` when the target fails validation, and
+    :class:`SpecialTokenInContent` when its content holds special-token strings under ``drop``)."""
     fs = sel.structure
     m = mask(text, t.functions, with_masked_text=fmt == "chat")
+    context = fit_context(list(context), max_context_chars) if fmt == "repo" else []
+    m, context, n_special = _special_content(m, context, special_tokens)
     names = [f.qualname for f in t.functions]
     n = len(t.functions)
     s = t.scored
+    extra = {"inferability_parts": [ms.parts for ms in t.member_scores],
+             "decorators": [f.decorators for f in t.functions]}
+    if n_special:
+        extra["special_tokens_neutralised"] = n_special
     row: dict[str, Any] = {
         "record_id": sample_id(fs, t, fmt, family),
         "repo": fs.repo, "commit": fs.commit, "path": fs.path, "license": fs.license,
@@ -124,9 +174,7 @@ def build_row(text: FileText, sel: FileSelection, t: Target, fmt: str, family: s
         "inferability": s.inferability, "score": s.score, "difficulty": s.difficulty, "penalty": s.penalty,
         "coupling": t.coupling, "fim_score": s.fim_score,
         "targets": [_target_row(f, ms) for f, ms in zip(t.functions, t.member_scores)],
-        "file_lines": fs.n_lines, "graph_stats": sel.graph_stats,
-        "extra_json": dumps_extra({"inferability_parts": [ms.parts for ms in t.member_scores],
-                                   "decorators": [f.decorators for f in t.functions]}),
+        "file_lines": fs.n_lines, "graph_stats": sel.graph_stats, "extra_json": dumps_extra(extra),
         "source_uri": fs.source_uri, "source_locator": f"{fs.commit}:{fs.path}#L{t.functions[0].start_line}",
         "source_sha256": fs.source_sha256, "config_hash": config_hash,
     }
@@ -142,35 +190,51 @@ def build_row(text: FileText, sel: FileSelection, t: Target, fmt: str, family: s
             "loc": row["loc"], "complexity": s.complexity, "inferability": s.inferability,
             "fim_score": s.fim_score, "difficulty": s.difficulty}
     else:
-        raw = (repo_level(family, fs.repo, context, fs.path, m.prefix, m.middle, m.suffix, max_context_chars)
-               if fmt == "repo" else raw_text(fmt, family, m.prefix, m.middle, m.suffix))
-        row.update(prefix=m.prefix, middle=m.middle, suffix=m.suffix, text=raw)
+        segments = layout(fmt, family, m.prefix, m.middle, m.suffix, repo=fs.repo, path=fs.path, context=context)
+        in_bodies = sum(m.middle.count("\n", a, b) for a, b in m.spans)
+        row.update(prefix=m.prefix, middle=m.middle, suffix=m.suffix, text=render(segments),
+                   middle_spans=[{"start": a, "end": b} for a, b in m.spans],
+                   middle_between_lines=m.middle.count("\n") - in_bodies,
+                   context=[{"path": p, "content": c} for p, c in context] if fmt == "repo" else None)
     return row
 
 
 def emit_samples(src: dict[str, Any], sel: FileSelection, fmt: str, family: str, config_hash: str = "",
-                 context: dict[str, str] | None = None,
-                 max_context_chars: int | None = None) -> Iterator[dict | Reject]:
-    """Every selected target of one file as a row; a target that fails validation becomes a reject.
+                 context: dict[str, str] | None = None, max_context_chars: int | None = None,
+                 special_tokens: str = "neutralise", tally: dict[str, int] | None = None) -> Iterator[dict | Reject]:
+    """Every selected target of one file as a row; a target that fails validation becomes a reject, one whose
+    content holds special-token strings is counted in ``tally`` and neutralised (or filtered under ``drop``).
 
     ``context`` (path → content) holds the files of ``sel.context`` for the repo-level layout.
     """
     text = FileText(src["content"])
     ctx = [(p, context[p]) for p in sel.context if p in context] if context else []
+    fs = sel.structure
     for t in sel.targets:
+        locator = f"{fs.commit}:{fs.path}#L{t.functions[0].start_line}"
         try:
             with paused_gc():
-                row = build_row(text, sel, t, fmt, family, config_hash, ctx, max_context_chars)
-            yield row
+                row = build_row(text, sel, t, fmt, family, config_hash, ctx, max_context_chars, special_tokens)
         except MaskError as exc:
-            yield make_reject(EMIT_STAGE, exc.reason, str(exc), uri=sel.structure.source_uri,
-                              locator=f"{sel.structure.commit}:{sel.structure.path}#L{t.functions[0].start_line}",
-                              sha256=sel.structure.source_sha256, subject_id=sel.structure.record_id,
-                              config_hash=config_hash)
+            yield make_reject(EMIT_STAGE, exc.reason, str(exc), uri=fs.source_uri, locator=locator,
+                              sha256=fs.source_sha256, subject_id=fs.record_id, config_hash=config_hash)
+            continue
+        except SpecialTokenInContent as exc:
+            row = {"record_id": sample_id(fs, t, fmt, family), "repo": fs.repo, "path": fs.path,
+                   "func_name": "+".join(f.qualname for f in t.functions), "source_uri": fs.source_uri,
+                   "source_locator": locator, "source_sha256": fs.source_sha256, "config_hash": config_hash}
+            yield make_filtered(EMIT_STAGE, SPECIAL_IN_CONTENT, row, "fim_sample", {"occurrences": exc.args[0]})
+            continue
+        if tally is not None and "special_tokens_neutralised" in row["extra_json"]:
+            tally[SPECIAL_IN_CONTENT] = tally.get(SPECIAL_IN_CONTENT, 0) + 1
+        yield row
 
 
-def check_format(fmt: str, family: str) -> None:
-    """Raise ``ValueError`` for an unknown format, family, or a repo-level layout the family lacks."""
+def check_format(fmt: str, family: str, special_tokens: str = "neutralise") -> None:
+    """Raise ``ValueError`` for an unknown format, family, special-token policy, or a repo-level layout the
+    family lacks."""
+    if special_tokens not in SPECIAL_POLICIES:
+        raise ValueError(f"unknown special-token policy {special_tokens!r}; one of {SPECIAL_POLICIES}")
     if fmt not in FORMATS:
         raise ValueError(f"unknown format {fmt!r}")
     if fmt != "chat" and family not in FAMILIES:
@@ -209,10 +273,11 @@ class MineResult:
 
 
 def mine_files(files: Iterable[dict], cfg: FimConfig | None = None, fmt: str = "chat",
-               family: str = "qwen2.5-coder", config_hash: str = "", parser: FileParser | None = None) -> MineResult:
+               family: str = "qwen2.5-coder", config_hash: str = "", parser: FileParser | None = None,
+               special_tokens: str = "neutralise") -> MineResult:
     """The whole miner in-process over SourceFile dicts (any number of repos)."""
     cfg = cfg or FimConfig()
-    check_format(fmt, family)
+    check_format(fmt, family, special_tokens)
     parser = parser or FileParser()
     by_repo: dict[str, list[FileStructure]] = defaultdict(list)
     contents: dict[str, dict] = {}
@@ -245,8 +310,8 @@ def mine_files(files: Iterable[dict], cfg: FimConfig | None = None, fmt: str = "
         filtered.extend(dropped)
         src = contents[sel.key]
         ctx = {p: contents[f"{repo_key(src)}:{p}"]["content"] for p in sel.context} if fmt == "repo" else None
-        for r in emit_samples(src, sel, fmt, family, config_hash, ctx, cfg.repo_context_chars):
-            (rejects if isinstance(r, Reject) else rows).append(r)
+        for r in emit_samples(src, sel, fmt, family, config_hash, ctx, cfg.repo_context_chars, special_tokens, stats):
+            (rejects if isinstance(r, Reject) else filtered if isinstance(r, Filtered) else rows).append(r)
     stats["samples"] = len(rows)
     return MineResult(rows, rejects, filtered, dict(stats))
 

@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from swemine.corpora.records import make_filtered, make_reject
-from swemine.miners.fim.formats import FAMILIES
+from swemine.miners.fim.formats import FAMILIES, asks_for_reasoning
 
 STAGE = "fim_rationale"
 DIMENSIONS = ("correctness", "executability", "api_usage", "readability", "completeness")
@@ -118,7 +118,7 @@ class Rationale:
         from swemine.clients.llm import LLMError
 
         names = [t["func_name"] for t in row["targets"]]
-        user = strip_special_tokens(row["messages"][0]["content"])
+        user = asks_for_reasoning(strip_special_tokens(row["messages"][0]["content"]))
         truth = _ground_truth(row["messages"][1]["content"], len(names))
         locator = dict(uri=row.get("source_uri") or "", locator=row.get("source_locator") or "",
                        sha256=row.get("source_sha256") or "", subject_id=row["record_id"],

@@ -7,21 +7,23 @@ entity; lines in imports, comments and class docstrings and module-level code co
 reached only through an added line that the old file lacks is *added*. Without a reader the gold is
 ``quality="patch_only"``: files from the diff and function-name hints from the hunks (nearest ``def``/``class``
 line above a change inside the hunk, else git's hunk header). Line spans (old-file lines of removed lines,
-merged; a pure insertion is anchored on the old line before it) come from the diff in both modes.
+merged; a pure insertion is anchored on the old line before it) come from the diff; with a reader, from where
+the hunks actually applied (:func:`swemine.miners.patches.apply_hunks`: at an offset or with fuzz, recorded in
+:meth:`Gold.placement`).
 
 Identifiers: file ``path.py``; module ``path.py:Class`` / ``path.py:func``; entity ``path.py:Class.method`` /
 ``path.py:func``. A renamed file is identified by its pre-patch path. Errors raise ``PatchError`` whose reason
-is one of ``empty_patch``, ``unparseable_patch``, ``binary_diff``, ``hunk_mismatch``, ``missing_file``
+is one of ``empty_patch``, ``unparseable_patch``, ``unsafe_path``, ``binary_diff``, ``hunk_mismatch``, ``missing_file``
 (``missing_base_commit`` from :func:`repo_reader`).
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from swemine.miners.code_structure import Structure, StructureParser
-from swemine.miners.patches import FilePatch, Hunk, PatchError, apply_file_patch, parse_patch
+from swemine.miners.patches import FilePatch, Hunk, PatchError, apply_hunks, parse_patch
 
 Reader = Callable[[str], "bytes | None"]
 _DEF_RE = re.compile(r"^(\s*)(?:async\s+)?(?:def|class)\s+([A-Za-z_]\w*)")
@@ -39,6 +41,7 @@ class FileGold:
     hunk_spans: list[tuple[int, int]] = field(default_factory=list)
     function_hints: list[str] = field(default_factory=list)
     old_spans: dict[str, tuple[int, int]] = field(default_factory=dict)   # id -> (start, end) in the old file
+    placement: dict[str, list[int]] = field(default_factory=dict)         # hunk offsets / fuzz when not exact
 
 
 @dataclass
@@ -74,6 +77,12 @@ class Gold:
     @property
     def function_hints(self) -> list[str]:
         return _dedupe(h for f in self.files for h in f.function_hints)
+
+    def placement(self) -> dict:
+        """``{"patch_placement": {file: {"offsets": [...], "fuzz": [...]}}}`` for files whose hunks applied at an
+        offset or with fuzz (``{}`` when every hunk applied where its header says)."""
+        moved = {f.path: f.placement for f in self.files if f.placement}
+        return {"patch_placement": moved} if moved else {}
 
     def file_changes(self) -> list[dict]:
         """A²Agent's ``gt_location.jsonl`` ``file_changes`` (Python files only)."""
@@ -189,7 +198,6 @@ def gold_from_patch(patch: str, read_old: Reader | None = None, sp: StructurePar
         if fp.is_binary:
             raise PatchError("binary_diff", f"{fp.path}: binary diff")
         fg = FileGold(fp.path, is_python(fp.path))
-        fg.line_spans, fg.hunk_spans = line_spans(fp.hunks) if not fp.is_added else ([], [])
         if read_old is None:
             if fg.is_python:
                 fg.function_hints = function_hints(fp)
@@ -200,11 +208,15 @@ def gold_from_patch(patch: str, read_old: Reader | None = None, sp: StructurePar
                 if data is None:
                     raise PatchError("missing_file", f"{fp.old_path} does not exist at the base commit")
                 old_text = _decode(data)
-            new_text = apply_file_patch(old_text, fp)
+            applied = apply_hunks(old_text, fp)
+            fp, new_text = replace(fp, hunks=applied.hunks), applied.text      # line numbers where it applied
+            if any(applied.offsets) or any(applied.fuzz):
+                fg.placement = {"offsets": applied.offsets, "fuzz": applied.fuzz}
             if fg.is_python and fp.hunks:
                 sp = sp or StructureParser()
                 _map_lines(fp, sp.parse(old_text.encode("utf-8", "surrogateescape")),
                            sp.parse(new_text.encode("utf-8", "surrogateescape")), fg, include_class)
+        fg.line_spans, fg.hunk_spans = line_spans(fp.hunks) if not fp.is_added else ([], [])
         out.append(fg)
     return Gold("repo" if read_old is not None else "patch_only", out)
 

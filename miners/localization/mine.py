@@ -26,20 +26,28 @@ import collections
 import datetime as _dt
 import json
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
 
 import pyarrow as pa
 
 from swemine.corpora.records import PROVENANCE_FIELDS, conform, content_id, dumps_extra, make_reject
+from swemine.miners.actions import drop_files, patch_files
 from swemine.miners.code_structure import StructureParser
 from swemine.miners.localization.gold import Gold, Reader, gold_from_patch, repo_reader
 from swemine.miners.localization.metrics import prf
+from swemine.miners.localization.negatives import (
+    bm25_negatives,
+    extensions,
+    repo_documents,
+    trajectory_negatives,
+)
+from swemine.miners.localization.scratch import scratch_files
 from swemine.miners.localization.views import (
     edited_paths,
     is_edit_step,
-    norm_path,
     path_matches,
+    repo_relative,
     step_mentions,
     step_views,
 )
@@ -48,6 +56,7 @@ from swemine.miners.patches import PatchError
 STAGE = "localization"
 LEVELS = ("file", "module", "entity")
 PLURAL = {"file": "files", "module": "modules", "entity": "entities"}
+DEFAULT_NEGATIVES = 8
 F1_EMPTY_CONVENTION = "s1: precision, recall and F1 are 0 when the prediction or the gold set is empty"
 
 
@@ -112,6 +121,7 @@ LOCALIZATION_SCHEMA = pa.schema([
     pa.field("observed_entities", _STR_LIST),
     pa.field("viewed_files", _STR_LIST),
     pa.field("viewed_entities", _STR_LIST),
+    pa.field("scratch_files", _STR_LIST),        # files the run created that the repository does not hold
     pa.field("committed_files", _STR_LIST),
     pa.field("committed_modules", _STR_LIST),
     pa.field("committed_entities", _STR_LIST),
@@ -129,7 +139,8 @@ LOCALIZATION_SCHEMA = pa.schema([
     pa.field("retrieval_query", pa.string()),
     pa.field("retrieval_positives", _STR_LIST),
     pa.field("retrieval_useful_context", _STR_LIST),
-    pa.field("retrieval_hard_negatives", _STR_LIST),
+    pa.field("retrieval_hard_negatives", _STR_LIST),           # ranked
+    pa.field("retrieval_hard_negative_sources", _STR_LIST),    # per negative: "viewed" | "searched" | "bm25"
     pa.field("decontam", DECONTAM_TYPE),
     pa.field("license", pa.string()),
     pa.field("extra_json", pa.string()),
@@ -186,31 +197,15 @@ def step_gold_hits(step: dict, levels: dict[str, list[str]], spans: dict[str, tu
     return viewed, mentioned, [v.path for v in views]
 
 
-def repo_relative(path: str, gold_files: Iterable[str] = ()) -> str | None:
-    """A shown path as a repository path: a gold file it matches, a relative path, or an absolute path under a
-    container checkout (``/testbed``, ``/repo``, ``/workspace/<dir>``, ``/<owner>__<name>``); else ``None``."""
-    path = norm_path(path)
-    for g in gold_files:
-        if path_matches(path, g):
-            return g
-    if not path.startswith("/"):
-        return path if ".." not in path.split("/") else None
-    parts = [p for p in path.split("/") if p]
-    if len(parts) > 2 and parts[0] == "workspace":
-        return "/".join(parts[2:])
-    if len(parts) > 1 and (parts[0] in ("testbed", "repo") or "__" in parts[0]):
-        return "/".join(parts[1:])
-    return None
-
-
 def _recall(found: set[str], gold: list[str]) -> float:
     return len(found & set(gold)) / len(gold) if gold else 0.0
 
 
 def label_trajectory(traj: dict, gold: Gold, committed: dict[str, list[str]] | None,
-                     cfg: RewardConfig = RewardConfig()) -> dict:
+                     cfg: RewardConfig = RewardConfig(), keep: Callable[[str], bool] = bool) -> dict:
     """Discovery / commitment labels, per-step progress and rewards of one trajectory against ``gold``
-    (``committed``: identifiers per level, from :func:`committed_regions`)."""
+    (``committed``: identifiers per level, from :func:`committed_regions`; ``keep``: whether a viewed path is a
+    repository file, see :func:`repository_filter`)."""
     levels = gold_levels(gold)
     spans = gold.old_spans
     seen: set[str] = set()
@@ -265,7 +260,7 @@ def label_trajectory(traj: dict, gold: Gold, committed: dict[str, list[str]] | N
     rel = (repo_relative(p, levels["file"]) for p in viewed_paths)
     out.update(scores)
     out.update({
-        "viewed_files": list(dict.fromkeys(p for p in rel if p)),
+        "viewed_files": list(dict.fromkeys(p for p in rel if p and keep(p))),
         "viewed_entities": [x for x in levels["entity"] if x in viewed_all],
         "committed_files": committed_levels["file"], "committed_modules": committed_levels["module"],
         "committed_entities": committed_levels["entity"],
@@ -277,15 +272,15 @@ def label_trajectory(traj: dict, gold: Gold, committed: dict[str, list[str]] | N
     return out
 
 
-def viewed_before_first_edit(traj: dict, gold_files: list[str]) -> list[str]:
-    """Repository paths whose content the trajectory displayed before its first editing step."""
+def viewed_before_first_edit(traj: dict, gold_files: list[str], keep: Callable[[str], bool] = bool) -> list[str]:
+    """Repository paths (those ``keep`` accepts) whose content the trajectory displayed before its first edit."""
     out: dict[str, None] = {}
     for step in traj.get("steps") or []:
         if is_edit_step(step):
             break
         for v in step_views(step):
             rel = repo_relative(v.path, gold_files)
-            if rel:
+            if rel and keep(rel):
                 out.setdefault(rel, None)
     return list(out)
 
@@ -301,33 +296,35 @@ def references(path: str, patches: Iterable[str]) -> bool:
     return any(dotted in p or import_re.search(p) for p in patches if p)
 
 
-def retrieval_pairs(gold: Gold, gold_patch: str, trajs: list[dict]) -> dict[str, list[str]]:
-    """Positives, useful context and hard negatives of one instance over its trajectories (§2.3)."""
+def retrieval_pairs(gold: Gold, gold_patch: str, trajs: list[dict], keep: Callable[[str], bool] = bool, *,
+                    query: str = "", docs: dict | None = None, k: int = DEFAULT_NEGATIVES) -> dict[str, list[str]]:
+    """Positives, useful context and ranked hard negatives (with their sources) of one instance over its
+    trajectories (§2.3, :mod:`swemine.miners.localization.negatives`); ``keep`` says which paths are repository
+    files; ``docs`` (the repository's term counts at the base commit) adds BM25 negatives up to ``k``."""
     positives = gold.gold_files
     resolved = [t for t in trajs if t.get("resolved")]
     patches = [gold_patch] + [t.get("final_patch") or "" for t in resolved]
     useful: dict[str, None] = {}
     for t in resolved:
-        for p in viewed_before_first_edit(t, positives):
+        for p in viewed_before_first_edit(t, positives, keep):
             if p not in positives and references(p, patches):
                 useful.setdefault(p, None)
-    negatives: dict[str, None] = {}
-    for t in trajs:
-        for step in t.get("steps") or []:
-            for v in step_views(step):
-                rel = repo_relative(v.path, positives)
-                if rel and rel not in positives and rel not in useful:
-                    negatives.setdefault(rel, None)
+    taken = set(positives) | set(useful)
+    negatives = trajectory_negatives(trajs, lambda p: p not in taken and keep(p), positives)
+    if docs is not None:
+        negatives += bm25_negatives(query, docs, taken | {n.path for n in negatives}, k - len(negatives), positives)
     return {"retrieval_positives": positives, "retrieval_useful_context": list(useful),
-            "retrieval_hard_negatives": sorted(negatives)}
+            "retrieval_hard_negatives": [n.path for n in negatives],
+            "retrieval_hard_negative_sources": [n.source for n in negatives]}
 
 
-def majority_patch(trajs: list[dict]) -> str:
-    """The final patch of a resolved trajectory whose file set most resolved trajectories share ("" if none)."""
+def majority_patch(trajs: list[dict], exists: Callable[[str], bool] | None = None) -> str:
+    """The final patch of a resolved trajectory whose file set most resolved trajectories share ("" if none); each
+    patch without the run's scratch files (with no gold patch, every file a run created is scratch)."""
     votes: collections.Counter = collections.Counter()
     first_patch: dict[tuple, str] = {}
     for t in sorted(trajs, key=lambda t: t["record_id"]):
-        patch = t.get("final_patch") or ""
+        patch = drop_files(t.get("final_patch") or "", scratch_files(t, (), exists))
         if not t.get("resolved") or not patch.strip():
             continue
         try:
@@ -376,19 +373,27 @@ def explicit_answer(traj: dict) -> dict[str, list[str]] | None:
     return None
 
 
-def committed_regions(traj: dict, reader: Reader | None, sp: StructureParser) -> tuple[dict | None, dict]:
-    """``(levels, info)``: the explicit answer of a localization agent, else the regions of the final patch.
+def committed_regions(traj: dict, reader: Reader | None, sp: StructureParser, scratch: Iterable[str] = ()
+                      ) -> tuple[dict | None, dict]:
+    """``(levels, info)``: the explicit answer of a localization agent, else the regions of the final patch, both
+    without ``scratch`` files.
 
     ``info`` has ``committed_source`` (``answer`` | ``final_patch``), ``committed_error`` (a reject reason when
-    the patch is empty or unusable) and the patch's ``committed_function_hints``.
+    the patch is empty or unusable; a patch of scratch files only commits nothing, without error) and the patch's
+    ``committed_function_hints``.
     """
+    scratch = set(scratch)
     answer = explicit_answer(traj)
     if answer is not None:
+        answer = {lv: [x for x in ids if _split(x)[0] not in scratch] for lv, ids in answer.items()}
         return answer, {"committed_source": "answer", "committed_error": "", "committed_function_hints": []}
     info = {"committed_source": "final_patch", "committed_error": "", "committed_function_hints": []}
     patch = traj.get("final_patch") or ""
     if not patch.strip():
         return None, {**info, "committed_error": "empty_patch"}
+    patch = drop_files(patch, scratch)
+    if not patch.strip():
+        return {lv: [] for lv in LEVELS}, info
     try:
         g = gold_from_patch(patch, reader, sp)
     except PatchError as exc:
@@ -408,52 +413,88 @@ def _memo(reader: Reader) -> Reader:
     return read
 
 
+def repository_filter(owned: Iterable[str], scratch: Iterable[str], base_files: set[str] | None
+                      ) -> Callable[[str], bool]:
+    """Whether a path is a repository file: not scratch, and (with the repository) present at the base commit or
+    changed by the gold patches (``owned``)."""
+    owned, scratch = set(owned), set(scratch)
+    if base_files is None:
+        return lambda p: p not in scratch
+    return lambda p: p not in scratch and (p in base_files or p in owned)
+
+
 def mine_instance(task: dict, trajs: list[dict], repo, sp: StructureParser, *,
-                  cfg: RewardConfig = RewardConfig(), config_hash: str = "") -> Iterator[dict]:
+                  cfg: RewardConfig = RewardConfig(), config_hash: str = "",
+                  negatives: int = DEFAULT_NEGATIVES) -> Iterator[dict]:
     """Localization records (or rejects) for one task and its trajectories; see the module docstring.
 
-    ``repo`` is a :class:`swemine.corpora.repos.RepoSource` holding ``base_commit`` (``repo`` gold) or ``None``
-    (``patch_only`` gold).
+    ``repo`` is a :class:`swemine.corpora.repos.RepoSource` holding ``base_commit`` (``repo`` gold, repository
+    files decided by the base commit, BM25 negatives up to ``negatives``) or ``None`` (``patch_only`` gold).
     """
     iid = task["instance_id"]
-    patch, source = task.get("patch") or "", "gold_patch"
-    if not patch.strip():
-        patch, source = majority_patch(trajs), "resolved_agent_patch"
+    commit = task.get("base_commit") or ""
     uri, locator, sha = task.get("source_uri") or "", task.get("source_locator") or "", task.get("source_sha256") or ""
-    if not patch.strip():
-        yield make_reject(STAGE, "no_gold", f"{iid}: no gold patch and no resolved trajectory patch", uri=uri,
-                          locator=locator, sha256=sha, subject_id=iid, config_hash=config_hash)
-        return
-    reader, license_id = None, ""
+    reader, license_id, base_files = None, "", None
     try:
         if repo is not None:
-            reader = _memo(repo_reader(repo, task.get("base_commit") or ""))
-            license_id = repo.license(task.get("base_commit"))
+            reader = _memo(repo_reader(repo, commit))
+            license_id = repo.license(commit)
+            base_files = set(repo.list_files(commit))
+        patch, source = task.get("patch") or "", "gold_patch"
+        if not patch.strip():
+            patch, source = majority_patch(trajs, base_files.__contains__ if base_files is not None else None), \
+                "resolved_agent_patch"
+        if not patch.strip():
+            yield make_reject(STAGE, "no_gold", f"{iid}: no gold patch and no resolved trajectory patch", uri=uri,
+                              locator=locator, sha256=sha, subject_id=iid, config_hash=config_hash)
+            return
         gold = gold_from_patch(patch, reader, sp)
     except PatchError as exc:
         yield make_reject(STAGE, exc.reason, f"{iid}: {exc}", uri=uri, locator=locator, sha256=sha, subject_id=iid,
-                          excerpt=patch[:200], config_hash=config_hash)
+                          excerpt=(task.get("patch") or "")[:200], config_hash=config_hash)
         return
-    base = {"instance_id": iid, "repo": task.get("repo") or "", "base_commit": task.get("base_commit") or "",
+    exists = base_files.__contains__ if base_files is not None else None
+    owned = set(patch_files(patch)) | set(patch_files(task.get("test_patch") or ""))
+    ordered = sorted(trajs, key=lambda t: t["record_id"])
+    scratch = {t["record_id"]: scratch_files(t, owned, exists) for t in ordered}
+    keep = repository_filter(owned, {p for s in scratch.values() for p in s}, base_files)
+    docs = repo_documents(repo, commit, extensions(gold.gold_files)) if repo is not None and negatives > 0 else None
+    base = {"instance_id": iid, "repo": task.get("repo") or "", "base_commit": commit,
             "task_created_at": parse_time(task.get("created_at")), "problem_statement": task.get("problem_statement"),
             "license": license_id, "config_hash": config_hash, **_gold_fields(gold, source)}
-    retrieval = {"retrieval_query": task.get("problem_statement") or "",
-                 **retrieval_pairs(gold, task.get("patch") or patch, trajs)}
+    query = task.get("problem_statement") or ""
+    retrieval = {"retrieval_query": query,
+                 **retrieval_pairs(gold, task.get("patch") or patch, ordered, keep, query=query, docs=docs,
+                                   k=negatives)}
     if not trajs:
         yield conform(LOCALIZATION_SCHEMA, {
             **base, **retrieval, "record_id": content_id("localization", iid, patch, gold.quality),
             "source_dataset": "tasks", "source_uri": uri, "source_locator": locator, "source_sha256": sha,
-            "extra_json": dumps_extra({"file_changes": gold.file_changes()})})
+            "extra_json": dumps_extra({"file_changes": gold.file_changes(), **gold.placement()})})
         return
-    for traj in sorted(trajs, key=lambda t: t["record_id"]):
-        committed, info = committed_regions(traj, reader, sp)
-        labels = label_trajectory(traj, gold, committed, cfg)
-        extra = {**info, "n_steps": len(traj.get("steps") or [])}
+    for traj in ordered:
+        own_scratch = scratch[traj["record_id"]]
+        committed, info = committed_regions(traj, reader, sp, own_scratch)
+        labels = label_trajectory(traj, gold, committed, cfg, repository_filter(owned, own_scratch, base_files))
+        extra = {**info, "n_steps": len(traj.get("steps") or []), **gold.placement()}
         yield conform(LOCALIZATION_SCHEMA, {
-            **base, **retrieval, **labels,
+            **base, **retrieval, **labels, "scratch_files": own_scratch,
             "record_id": content_id("localization", traj["record_id"], patch, gold.quality, asdict(cfg)),
             "source_dataset": traj.get("source_format") or traj.get("harness") or "",
             "trajectory_id": traj.get("trajectory_id"), "harness": traj.get("harness"),
             "model_name": traj.get("model_name"), "resolved": traj.get("resolved"),
             "source_uri": traj.get("source_uri"), "source_locator": traj.get("source_locator"),
             "source_sha256": traj.get("source_sha256"), "extra_json": dumps_extra(extra)})
+
+
+def localize_group(group: dict, repo, sp: StructureParser, cfg: RewardConfig = RewardConfig(),  # noqa: B008 (frozen)
+                   negatives: int = DEFAULT_NEGATIVES) -> Iterator[dict]:
+    """One instance group of the shared front (``{"instance_id", "task", "trajs"}``) → localization records, or
+    a ``no_task`` reject per trajectory when no task file lists the instance."""
+    task = group["task"]
+    if task is None:
+        for t in group["trajs"]:
+            yield make_reject(STAGE, "no_task", f"no task for instance {t['instance_id']!r}", uri=t["source_uri"],
+                              locator=t["source_locator"], sha256=t["source_sha256"], subject_id=t["record_id"])
+        return
+    yield from mine_instance(task, group["trajs"], repo, sp, cfg=cfg, negatives=negatives)

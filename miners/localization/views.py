@@ -5,7 +5,8 @@
   ``str_replace_editor view`` / ``read`` (``cat -n`` output, ``view_range``), shell ``cat``/``nl``/``less``/``more``
   (whole file), ``head`` (first N lines), ``sed -n 'A,Bp'`` (lines A..B), ``tail`` (file only, lines unknown), and
   Moatless spans (``file_path`` with ``span_ids`` / ``start_line``-``end_line`` in view-like tools, and the
-  ``ranked_spans`` a search displayed).
+  ``ranked_spans`` a search displayed), and AutoCodeRover search results that show code
+  (``<file>P</file> [<class>C</class>] [<func>F</func>] <code>``: file P, entity ``C.F`` / ``C`` / ``F``).
 - :func:`step_mentions` — A²Agent's regex semantics over thought, action, arguments and observation: files
   ``[\\w./-]+\\.py`` containing a ``/`` (leading ``./`` stripped) and entities ``path.py:Qualified.Name``.
 - :func:`is_edit_step` / :func:`edited_paths` — whether the step changed files (editor tools, ``sed -i``,
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,7 +29,11 @@ _SWE_LINE = re.compile(r"^(\d+):", re.M)
 _CAT_N_HEADER = re.compile(r"result of running `cat -n` on (?:a snippet of )?(\S+?):?\s*$", re.M)
 _CAT_N_LINE = re.compile(r"^\s*(\d+)\t", re.M)
 _RANKED = re.compile(r"^\s+(\S+\.py): (\S+)\s*$", re.M)
+_ACR_SHOWN = re.compile(r"<file>([^<>\n]+?)</file>\s*(?:<class>([^<>]+?)</class>\s*)?(?:<func>([^<>]+?)</func>\s*)?<code>")
 _SHELL_VIEW = re.compile(r"(?:^|[;&|(]|\bthen\b|\bdo\b)\s*(cat|nl|less|more|head|tail|sed)\s+([^\n;&|)]*)", re.M)
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
+_REDIRECTION = re.compile(r"(?:^|\s)\d*>|<<")             # output redirection or here-document: not a file shown
+_DIRECTORY_LISTING = "files and directories up to"        # OpenHands editor ``view`` of a directory
 _SED_RANGE = re.compile(r"^'?\"?(\d+)(?:,(\d+))?p'?\"?$")
 _MENTION_FILE = re.compile(r"[\w./-]+\.py\b")
 _MENTION_ENTITY = re.compile(r"([\w./-]+\.py):([A-Za-z_][\w]*(?:\.[A-Za-z_][\w]*)*)")
@@ -55,6 +61,23 @@ def path_matches(shown: str, repo_path: str) -> bool:
     """``/testbed/pkg/a.py`` or ``pkg/a.py`` shows ``pkg/a.py``."""
     shown = norm_path(shown)
     return shown == repo_path or shown.endswith("/" + repo_path)
+
+
+def repo_relative(path: str, gold_files: Iterable[str] = ()) -> str | None:
+    """A shown path as a repository path: a gold file it matches, a relative path, or an absolute path under a
+    container checkout (``/testbed``, ``/repo``, ``/workspace/<dir>``, ``/<owner>__<name>``); else ``None``."""
+    path = norm_path(path)
+    for g in gold_files:
+        if path_matches(path, g):
+            return g
+    if not path.startswith("/"):
+        return path if ".." not in path.split("/") else None
+    parts = [p for p in path.split("/") if p]
+    if len(parts) > 2 and parts[0] == "workspace":
+        return "/".join(parts[2:])
+    if len(parts) > 1 and (parts[0] in ("testbed", "repo") or "__" in parts[0]):
+        return "/".join(parts[1:])
+    return None
 
 
 def _args(step: dict) -> Any:
@@ -87,10 +110,26 @@ def _blocks(text: str, header: re.Pattern, line: re.Pattern) -> list[View]:
     return views
 
 
+def strip_heredocs(command: str) -> str:
+    """``command`` without the bodies of its here-documents (``<<EOF`` … ``EOF``): the text after ``<<`` is input,
+    not commands."""
+    out, end = [], None
+    for line in command.split("\n"):
+        if end is not None:
+            if line.strip() == end:
+                end = None
+            continue
+        out.append(line)
+        m = _HEREDOC.search(line)
+        if m:
+            end = m.group(1)
+    return "\n".join(out)
+
+
 def _shell_views(command: str) -> list[View]:
     views = []
-    for m in _SHELL_VIEW.finditer(command):
-        prog, rest = m.group(1), m.group(2)
+    for m in _SHELL_VIEW.finditer(strip_heredocs(command)):
+        prog, rest = m.group(1), _REDIRECTION.split(m.group(2), 1)[0]
         try:
             words = shlex.split(rest)
         except ValueError:
@@ -147,10 +186,12 @@ def step_views(step: dict) -> list[View]:
     tool = (step.get("tool_name") or "").lower()
     args = _args(step)
     views = _blocks(obs, _SWE_HEADER, _SWE_LINE) + _blocks(obs, _CAT_N_HEADER, _CAT_N_LINE)
+    views += [View(norm_path(p), spans=[".".join(x for x in (c, f) if x)] if c or f else [])
+              for p, c, f in _ACR_SHOWN.findall(obs)]
     command = args.get("command") if isinstance(args, dict) else None
     if tool in ("str_replace_editor", "read") or (tool.endswith("editor") and command == "view"):
-        if command in (None, "view") and not views:
-            _json_file_views({k: v for k, v in args.items() if k in ("path", "view_range")}, views)
+        if command in (None, "view") and not views and _DIRECTORY_LISTING not in obs[:200]:
+            _json_file_views({k: v for k, v in args.items() if k in ("path", "file_path", "view_range")}, views)
     elif any(t in tool for t in _VIEW_TOOLS) and not views and isinstance(args, (dict, list)):
         _json_file_views(args, views)
     shell = command if isinstance(command, str) else step.get("action_text") or ""
@@ -183,11 +224,17 @@ _REDIRECT = re.compile(r">>?\s*([\w./-]+\.\w+)")
 _SED_I = re.compile(r"\bsed\s+-i\S*\s+(?:'[^']*'|\"[^\"]*\"|\S+)\s+([\w./-]+)")
 
 
+def refused(step: dict) -> bool:
+    """The harness refused the step's action (the edit or command never took effect)."""
+    obs = step.get("observation") or ""
+    return any(m in obs for m in _EDIT_FAILED)
+
+
 def edited_paths(step: dict) -> list[str]:
     """Paths an editing step changed: the editor's ``path``/``file_path`` argument, files ``sed -i`` or a shell
     redirection wrote, and the file the editor displayed after the edit (SWE-agent ``edit`` names no path)."""
     obs = step.get("observation") or ""
-    if not is_edit_step(step) or any(m in obs for m in _EDIT_FAILED):
+    if not is_edit_step(step) or refused(step):
         return []
     args = _args(step)
     out: list[str] = []

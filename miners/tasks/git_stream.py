@@ -15,6 +15,7 @@ Mining one fix candidate used to cost up to four git processes (``merge-base``, 
 
 Commits go in batches (bounded memory). They come back with ``base``, ``diff`` (raw bytes) and, when the check
 passed, ``applies``; ``mine_commit`` uses them instead of calling git (see :mod:`swemine.miners.tasks.history`).
+The processes come from :mod:`swemine.corpora.git` (``git`` for the log, ``popen`` for the two fed on stdin).
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterable, Iterator
 
-from swemine.corpora.repos import RepoError
+from swemine.corpora.git import RepoError, git, popen
 
 DIFF_OPTS = ("-c", "core.quotepath=off", "diff-tree", "--stdin", "-r", "-p", "--no-color", "--no-ext-diff",
              "--no-renames", "--src-prefix=a/", "--dst-prefix=b/")
@@ -49,11 +50,6 @@ def _feed(proc: subprocess.Popen, lines: Iterable[bytes]) -> threading.Thread:
     return thread
 
 
-def _popen(repo_path: str, *args: str) -> subprocess.Popen:
-    return subprocess.Popen(["git", "-C", repo_path, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
-
-
 def _finish(proc: subprocess.Popen, feeder: threading.Thread, what: str) -> None:
     feeder.join()
     err = proc.stderr.read()
@@ -63,13 +59,9 @@ def _finish(proc: subprocess.Popen, feeder: threading.Thread, what: str) -> None
 
 def commit_graph(repo_path: str, rev: str) -> tuple[dict[str, str], dict[str, list[str]], dict[str, int]]:
     """``(trees, parents, generation)`` of every commit reachable from ``rev`` (one ``git log``)."""
-    proc = subprocess.run(["git", "-C", repo_path, "log", "--topo-order", "--format=%H %T %P", rev, "--"],
-                          capture_output=True)
-    if proc.returncode:
-        raise RepoError(f"git log failed in {repo_path}: {proc.stderr.decode(errors='replace')[:300]}")
     trees, parents = {}, {}
     order = []
-    for line in proc.stdout.decode().splitlines():
+    for line in git(repo_path, "log", "--topo-order", "--format=%H %T %P", rev, "--").decode().splitlines():
         sha, tree, *ps = line.split()
         trees[sha], parents[sha] = tree, ps
         order.append(sha)
@@ -109,7 +101,7 @@ def stream_diffs(repo_path: str, pairs: list[tuple[str, str]]) -> dict[tuple[str
     """``git diff`` text of every ``(base tree, tip tree)`` pair through one ``git diff-tree --stdin``."""
     wanted = {f"{a} {b}".encode(): (a, b) for a, b in pairs}
     out: dict[tuple[str, str], bytes] = {pair: b"" for pair in pairs}
-    proc = _popen(repo_path, *DIFF_OPTS)
+    proc = popen(repo_path, *DIFF_OPTS)
     feeder = _feed(proc, (f"{a} {b}\n".encode() for a, b in wanted.values()))
     current, parts = None, []
     for line in proc.stdout:
@@ -130,7 +122,7 @@ def read_blobs(repo_path: str, names: list[str]) -> dict[str, bytes | None]:
     """Contents of ``<rev>:<path>`` names through one ``git cat-file --batch`` (``None``: missing or not a blob)."""
     out: dict[str, bytes | None] = {n: None for n in names if "\n" in n}   # not expressible in the protocol
     names = [n for n in names if n not in out]
-    proc = _popen(repo_path, "cat-file", "--batch")
+    proc = popen(repo_path, "cat-file", "--batch")
     feeder = _feed(proc, (f"{n}\n".encode("utf-8", "surrogateescape") for n in names))
     for name in names:
         m = _FOUND.match(proc.stdout.readline())

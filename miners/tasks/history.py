@@ -13,6 +13,10 @@ Candidates:
   case); diffed against its first parent; ``N`` is the issue's number (GitHub numbers issues and pull
   requests from one sequence, so ``<owner>__<name>-<N>`` stays unique).
 
+The diff is split by path rules (data in :class:`MineConfig`): test files go to ``test_patch``, documentation,
+changelogs, news fragments and authors lists to ``doc_patch`` (SWE-bench's gold patches hold code only), the rest
+to ``patch``, from which gold files and localization labels come.
+
 Skipped, each with a reason: reverts, bot authors, merges between long-lived branches (a merge without a pull
 request number), octopus merges, root commits, empty or binary diffs, and the filters of :class:`MineConfig`.
 """
@@ -22,12 +26,12 @@ import fnmatch
 import json
 import os
 import re
-import subprocess
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from swemine.corpora.git import RepoError, git, succeeds
 from swemine.corpora.records import (
     TASK_SCHEMA,
     Filtered,
@@ -40,7 +44,6 @@ from swemine.corpora.records import (
     provenance,
     sha256_bytes,
 )
-from swemine.corpora.repos import RepoError, _git
 from swemine.miners.tasks.git_stream import prepare
 from swemine.miners.tasks.issue_links import IssueIndex, closing_refs, problem_statement
 
@@ -50,6 +53,14 @@ _RS, _US = "\x1e", "\x1f"
 _LOG_FORMAT = "%H%x1f%P%x1f%an%x1f%ae%x1f%aI%x1f%cI%x1f%B%x1e"
 #: Path rules for test files: ``dir/`` matches a directory anywhere in the path, other rules the file name.
 DEFAULT_TEST_RULES = ("tests/", "test/", "testing/", "test_*.py", "*_test.py", "conftest.py")
+#: Path rules (same syntax, case ignored) for files that are no code: documentation, changelogs, news fragments
+#: (towncrier ``changelog/``, ``newsfragments/``, ``news/``), release notes and authors lists. SWE-bench's gold
+#: patches hold code only (Verified: 622 ``.py`` files and one ``setup.cfg`` in 500 patches), so these go to
+#: ``doc_patch``.
+DEFAULT_DOC_RULES = ("doc/", "docs/", "documentation/", "changelog/", "changelog.d/", "changes/", "newsfragments/",
+                     "news/", "whatsnew/", "release-notes/", "releasenotes/", "*.rst", "*.md", "*.markdown", "*.adoc",
+                     *(f"{name}{ext}" for name in ("changelog", "changes", "history", "news", "authors",
+                                                   "contributors", "thanks") for ext in ("", ".txt")))
 DEFAULT_BOT_PATTERNS = (r"\[bot\]", r"\bdependabot\b", r"\brenovate\b", r"github-actions", r"pre-commit-ci",
                         r"\bgreenkeeper\b", r"\bsnyk-bot\b", r"\bpyup-bot\b", r"\bmergify\b", r"\bimgbot\b")
 _PR_MERGE_RE = re.compile(r"^Merge pull request #(\d+)\b")
@@ -62,6 +73,7 @@ _REVERT_BODY_RE = re.compile(r"\bThis reverts commit [0-9a-f]{7,40}")
 class MineConfig:
     """Rules for turning a fix commit into a task (SWE-bench recipe plus the FIM paper's size limits)."""
     test_rules: tuple[str, ...] = DEFAULT_TEST_RULES
+    doc_rules: tuple[str, ...] = DEFAULT_DOC_RULES
     bot_patterns: tuple[str, ...] = DEFAULT_BOT_PATTERNS
     max_code_files: int = 10
     min_statement_chars: int = 20
@@ -74,16 +86,20 @@ class MineConfig:
 
 @dataclass
 class Diff:
-    """A diff split into code and test parts, with the paths of each (binary paths listed apart)."""
+    """A diff split into code, test and documentation parts, with the paths of each (binary paths listed apart)."""
     patch: str = ""
     test_patch: str = ""
+    doc_patch: str = ""
     code_files: list[str] = field(default_factory=list)
     test_files: list[str] = field(default_factory=list)
+    doc_files: list[str] = field(default_factory=list)
     binary_files: list[str] = field(default_factory=list)
 
 
-def is_test_path(path: str, rules: tuple[str, ...] = DEFAULT_TEST_RULES) -> bool:
-    """Whether ``path`` is a test file under ``rules`` (``dir/`` = a directory anywhere; else a file-name glob)."""
+def matches_rules(path: str, rules: tuple[str, ...], ignore_case: bool = False) -> bool:
+    """Whether ``path`` matches a rule (``dir/`` = a directory anywhere in the path; else a file-name glob)."""
+    if ignore_case:
+        path, rules = path.lower(), tuple(r.lower() for r in rules)
     parts = path.split("/")
     for rule in rules:
         if rule.endswith("/"):
@@ -94,13 +110,23 @@ def is_test_path(path: str, rules: tuple[str, ...] = DEFAULT_TEST_RULES) -> bool
     return False
 
 
+def is_test_path(path: str, rules: tuple[str, ...] = DEFAULT_TEST_RULES) -> bool:
+    """Whether ``path`` is a test file under ``rules``."""
+    return matches_rules(path, rules)
+
+
+def is_doc_path(path: str, rules: tuple[str, ...] = DEFAULT_DOC_RULES) -> bool:
+    """Whether ``path`` is documentation, a changelog or an authors list under ``rules`` (case ignored)."""
+    return matches_rules(path, rules, ignore_case=True)
+
+
 def list_commits(repo_path: str, repo_name: str, rev: str = "HEAD", max_count: int = 0,
                  uri: str = "") -> list[dict]:
     """Every commit reachable from ``rev`` as a small dict (sha, parents, author, dates, message, repo)."""
     args = ["log", f"--format={_LOG_FORMAT}", "--no-color"]
     if max_count:
         args.append(f"--max-count={max_count}")
-    out = _git(repo_path, *args, rev, "--").decode("utf-8", errors="replace")
+    out = git(repo_path, *args, rev, "--").decode("utf-8", errors="replace")
     commits = []
     for entry in out.split(_RS):
         entry = entry.lstrip("\n")
@@ -145,7 +171,7 @@ def base_of(commit: dict, kind: str) -> tuple[str, str]:
         p1, p2 = commit["parents"]
         if "base" in commit:                               # computed by git_stream.prepare
             return commit["base"], p2
-        base = _git(commit["repo_path"], "merge-base", p1, p2).decode().strip()
+        base = git(commit["repo_path"], "merge-base", p1, p2).decode().strip()
         return base, p2
     return commit["parents"][0], commit["sha"]
 
@@ -178,12 +204,12 @@ def chunk_path(header: str) -> str:
 
 
 def split_diff(repo_path: str, base: str, tip: str, rules: tuple[str, ...] = DEFAULT_TEST_RULES,
-               raw: bytes | None = None) -> Diff:
-    """The diff ``base..tip`` (no renames, one ``git diff`` unless ``raw`` holds it) split into code and test
-    patches by path rules."""
+               doc_rules: tuple[str, ...] = DEFAULT_DOC_RULES, raw: bytes | None = None) -> Diff:
+    """The diff ``base..tip`` (no renames, one ``git diff`` unless ``raw`` holds it) split by path rules into test,
+    documentation and code patches (a path that is both test and documentation is a test)."""
     if raw is None:
-        raw = _git(repo_path, "-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff", "--no-renames",
-                   "--src-prefix=a/", "--dst-prefix=b/", base, tip, "--")
+        raw = git(repo_path, "-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff", "--no-renames",
+                  "--src-prefix=a/", "--dst-prefix=b/", base, tip, "--")
     text = raw.decode("utf-8")
     out = Diff()
     for body in re.split(r"^diff --git ", text, flags=re.M)[1:]:
@@ -195,6 +221,9 @@ def split_diff(repo_path: str, base: str, tip: str, rules: tuple[str, ...] = DEF
         elif is_test_path(path, rules):
             out.test_files.append(path)
             out.test_patch += chunk
+        elif is_doc_path(path, doc_rules):
+            out.doc_files.append(path)
+            out.doc_patch += chunk
         else:
             out.code_files.append(path)
             out.patch += chunk
@@ -207,11 +236,8 @@ def patch_applies(repo_path: str, base: str, patch: str) -> bool:
         return True
     with tempfile.TemporaryDirectory() as tmp:
         env = {**os.environ, "GIT_INDEX_FILE": os.path.join(tmp, "index")}
-        if subprocess.run(["git", "-C", repo_path, "read-tree", base], env=env, capture_output=True).returncode:
-            return False
-        proc = subprocess.run(["git", "-C", repo_path, "apply", "--check", "--cached", "-"], env=env,
-                              input=patch.encode("utf-8"), capture_output=True)
-        return proc.returncode == 0
+        return (succeeds(repo_path, "read-tree", base, env=env)
+                and succeeds(repo_path, "apply", "--check", "--cached", "-", input_bytes=patch.encode("utf-8"), env=env))
 
 
 def _commit_meta(commit: dict) -> dict:
@@ -231,15 +257,16 @@ def mine_commit(commit: dict, cfg: MineConfig, issues: IssueIndex | None = None,
         return
     base, tip = base_of(commit, kind)
     try:
-        diff = split_diff(commit["repo_path"], base, tip, cfg.test_rules, raw=commit.get("diff"))
+        diff = split_diff(commit["repo_path"], base, tip, cfg.test_rules, cfg.doc_rules, raw=commit.get("diff"))
     except UnicodeDecodeError as exc:
         yield make_filtered(STAGE_MINE, "non_utf8_diff", meta, "commit", {"kind": kind, "error": str(exc)})
         return
-    evidence = {"kind": kind, "number": number, "code_files": diff.code_files, "test_files": diff.test_files}
+    evidence = {"kind": kind, "number": number, "code_files": diff.code_files, "test_files": diff.test_files,
+                "doc_files": diff.doc_files}
     if diff.binary_files:
         yield make_filtered(STAGE_MINE, "binary_diff", meta, "commit", {**evidence, "binary": diff.binary_files})
         return
-    if not diff.code_files and not diff.test_files:
+    if not diff.code_files and not diff.test_files and not diff.doc_files:
         yield make_filtered(STAGE_MINE, "empty_diff", meta, "commit", evidence)
         return
     is_pr = kind != "issue_commit"
@@ -289,15 +316,17 @@ def _task(commit: dict, kind: str, number: int, base: str, diff: Diff, statement
     if pr_row and pr_row.get("created_at"):
         created_at, created_source = pr_row["created_at"], "pr_created_at"
     extra = {"kind": kind, "verifiable_hint": bool(diff.test_files), "linked_issues": linked,
-             "code_files": diff.code_files, "test_files": diff.test_files, "author": commit["author_name"],
+             "code_files": diff.code_files, "test_files": diff.test_files, "doc_files": diff.doc_files,
+             "author": commit["author_name"],
              "created_at_source": created_source, "subject": commit["message"].split("\n", 1)[0]}
     return conform(TASK_SCHEMA, {
         "record_id": content_id("task", instance_id, base, diff.patch), "instance_id": instance_id,
         "repo": commit["repo"], "base_commit": base, "problem_statement": statement, "hints_text": "",
-        "created_at": created_at, "patch": diff.patch, "test_patch": diff.test_patch, "pr_number": number,
+        "created_at": created_at, "patch": diff.patch, "test_patch": diff.test_patch, "doc_patch": diff.doc_patch,
+        "pr_number": number,
         "statement_source": source, "merged_commit": commit["sha"], "extra_json": dumps_extra(extra),
         **provenance(commit["repo_uri"], f"commit:{commit['sha']}",
-                     sha256_bytes((diff.patch + diff.test_patch).encode("utf-8")), config_hash)})
+                     sha256_bytes((diff.patch + diff.test_patch + diff.doc_patch).encode("utf-8")), config_hash)})
 
 
 def utc_iso(stamp: str) -> str:

@@ -13,6 +13,7 @@ import zstandard
 
 from swemine.corpora.normalize import normalize_paths
 from swemine.pipelines import runner, trajectories
+from swemine.pipelines.configs import TrajectoriesJob
 
 SAMPLES = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories"
 BIG = 50 * 1024 * 1024
@@ -86,7 +87,7 @@ def test_normalize_paths_rejects_with_reasons(mixed_dir):
 def test_beam_pipeline_counts_and_rejects_shard(mixed_dir, tmp_path):
     out = tmp_path / "run"
     # a 20 MB limit turns the 50 MB line file into a too_large reject in this run
-    spec = trajectories.build_spec([str(mixed_dir)], max_file_bytes=20 * 1024 * 1024, num_buckets=1)
+    spec = trajectories.build_spec(TrajectoriesJob(inputs=(str(mixed_dir),), max_file_bytes=20 * 1024 * 1024, shards=1))
     manifest = runner.execute(spec, str(out))
     expected = dict(EXPECTED, **{"big_line.jsonl": "too_large"})
     read, join = manifest["stages"]["read"], manifest["stages"]["join"]

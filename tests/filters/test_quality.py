@@ -9,7 +9,14 @@ import pytest
 
 from swemine.corpora.normalize import normalize_paths
 from swemine.corpora.records import Filtered
-from swemine.filters.quality import QualityConfig, check_quality, quality_stage_fn, select_per_instance
+from swemine.filters.quality import (
+    QualityConfig,
+    action_key,
+    check_quality,
+    instance_key,
+    quality_stage_fn,
+    select_per_instance,
+)
 
 
 @pytest.fixture(scope="module")
@@ -56,3 +63,17 @@ def test_per_instance_duplicates_and_n_shortest(trajs):
     kept = [r for r in out if not isinstance(r, Filtered)]
     assert [len(k["steps"]) for k in kept] == [11]
     assert sorted(r["reason"] for r in out if isinstance(r, Filtered)) == ["duplicate_actions", "not_n_shortest"]
+
+
+def test_same_action_sequence_needs_actions(corpora_dir):
+    """Over every harness of the shared corpora only the one genuine repeat is a duplicate (a Moatless re-run of
+    django__django-9296 that repeated every call); runs without any action are never duplicates."""
+    trajs = normalize_paths([str(corpora_dir)])[0]
+    groups = collections.defaultdict(list)
+    for t in trajs:
+        groups[instance_key(t)].append(t)
+    dups = [r for g in groups.values() for r in select_per_instance(g, QualityConfig()) if isinstance(r, Filtered)]
+    assert [(d["reason"], json.loads(d["record_json"])["harness"], json.loads(d["record_json"])["instance_id"])
+            for d in dups] == [("duplicate_actions", "moatless", "django__django-9296")]
+    silent = [{**trajs[0], "record_id": f"s{i}", "steps": []} for i in range(3)]
+    assert action_key(silent[0]) == "" and select_per_instance(silent, QualityConfig()) == silent

@@ -86,8 +86,11 @@ def splits(sources):
     return function_splits(sources)
 
 
-def train_tokenizer(sources: dict[str, str], specials=SPECIALS, vocab_size: int = 2048):
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+def train_tokenizer(sources: dict[str, str], specials=SPECIALS, vocab_size: int = 2048, eos="<|endoftext|>",
+                    chat_template=CHATML, loose=()):
+    """A byte-level BPE trained on ``sources`` with ``specials`` as special tokens and ``loose`` as added
+    tokens that are NOT special (as DeepSeek-Coder's FIM tokens are in its own tokenizer)."""
+    from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, trainers
     from transformers import PreTrainedTokenizerFast
 
     tok = Tokenizer(models.BPE())
@@ -96,9 +99,43 @@ def train_tokenizer(sources: dict[str, str], specials=SPECIALS, vocab_size: int 
     trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=list(specials),
                                   initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
     tok.train_from_iterator(list(sources.values()), trainer)
-    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token="<|endoftext|>", pad_token="<|endoftext|>")
-    fast.chat_template = CHATML
+    tok.add_tokens([AddedToken(t, special=False, normalized=False) for t in loose])
+    fast = PreTrainedTokenizerFast(tokenizer_object=tok, eos_token=eos, pad_token=eos)
+    fast.chat_template = chat_template
     return fast
+
+
+#: Chat templates in the shape of each family's instruct checkpoint (ChatML; StarCoder2-Instruct's and
+#: DeepSeek-Coder-Instruct's "### Instruction/### Response" with their turn ends).
+FAMILY_TEMPLATES = {
+    "qwen2.5-coder": CHATML,
+    "starcoder": ("{% for m in messages %}{% if m['role'] == 'assistant' %}### Response\n{{ m['content'] }}"
+                  "<|endoftext|>{% else %}### Instruction\n{{ m['content'] }}\n\n{% endif %}{% endfor %}"
+                  "{% if add_generation_prompt %}### Response\n{% endif %}"),
+    "deepseek-coder": ("<\uff5cbegin\u2581of\u2581sentence\uff5c>{% for m in messages %}"
+                       "{% if m['role'] == 'assistant' %}### Response:\n{{ m['content'] }}\n<|EOT|>\n"
+                       "{% else %}### Instruction:\n{{ m['content'] }}\n{% endif %}{% endfor %}"
+                       "{% if add_generation_prompt %}### Response:\n{% endif %}"),
+}
+
+
+def family_tokenizer(sources: dict[str, str], family: str):
+    """A tiny tokenizer with ``family``'s special tokens, marked special or not as in the family's own
+    tokenizer (DeepSeek-Coder: FIM tokens are plain added tokens), and its instruct chat template."""
+    from swemine.miners.fim.formats import FAMILIES
+
+    t = FAMILIES[family]
+    loose = t.required() if family == "deepseek-coder" else ()
+    specials = [s for s in t.strings() if s not in loose]
+    return train_tokenizer(sources, specials=specials, vocab_size=1024, eos=t.eos,
+                           chat_template=FAMILY_TEMPLATES[family], loose=loose)
+
+
+@pytest.fixture(scope="session")
+def family_tokenizers(sources):
+    from swemine.miners.fim.formats import FAMILIES
+
+    return {family: family_tokenizer(sources, family) for family in FAMILIES}
 
 
 @pytest.fixture(scope="session")
@@ -106,21 +143,29 @@ def tokenizer(sources):
     return train_tokenizer(sources)
 
 
-def tiny_config(vocab_size: int):
+def tiny_config(vocab_size: int, max_positions: int = 1024):
     return transformers.Qwen2Config(vocab_size=vocab_size, hidden_size=64, intermediate_size=128,
                                     num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
-                                    max_position_embeddings=1024, tie_word_embeddings=True)
+                                    max_position_embeddings=max_positions, tie_word_embeddings=True)
+
+
+def save_tiny_model(d, tokenizer, max_positions: int = 1024):
+    """A saved tiny Qwen2 model + ``tokenizer`` in ``d``: what ``--model`` points at."""
+    torch.manual_seed(0)
+    transformers.Qwen2ForCausalLM(tiny_config(len(tokenizer), max_positions)).save_pretrained(d)
+    tokenizer.save_pretrained(d)
+    return d
 
 
 @pytest.fixture(scope="session")
 def tiny_model_dir(tmp_path_factory, tokenizer):
-    """A saved tiny Qwen2 model + tokenizer: what ``--model`` points at."""
-    torch.manual_seed(0)
-    d = tmp_path_factory.mktemp("tiny-qwen2")
-    model = transformers.Qwen2ForCausalLM(tiny_config(len(tokenizer)))
-    model.save_pretrained(d)
-    tokenizer.save_pretrained(d)
-    return d
+    return save_tiny_model(tmp_path_factory.mktemp("tiny-qwen2"), tokenizer)
+
+
+@pytest.fixture(scope="session")
+def qwen_model_dir(tmp_path_factory, family_tokenizers):
+    """The tiny model with every Qwen2.5-Coder special token (repo-level ones included), 8K positions."""
+    return save_tiny_model(tmp_path_factory.mktemp("tiny-qwen2-repo"), family_tokenizers["qwen2.5-coder"], 8192)
 
 
 @pytest.fixture(scope="session")

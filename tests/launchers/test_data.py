@@ -9,9 +9,8 @@ from swemine.launchers import data
 
 def test_psm_and_spm_layouts_use_the_family_tokens(tokenizer):
     row = {"prefix": "def f(x):\n", "middle": "    return x + 1\n", "suffix": "\nprint(f(2))\n"}
-    tokens = data.fim_tokens_for(tokenizer)
-    assert tokens.family == "qwen2.5-coder"
-    psm = data.encode_fim(row, tokenizer, "psm", tokens)
+    assert data.fim_tokens_for(tokenizer).family == "qwen2.5-coder"
+    psm = data.make_encoder(tokenizer, "psm", "fim", context_weight=1.0)(row)          # --loss-on all
     text = tokenizer.decode(psm["input_ids"])
     assert text == ("<|fim_prefix|>def f(x):\n<|fim_suffix|>\nprint(f(2))\n<|fim_middle|>    return x + 1\n"
                     "<|endoftext|>")
@@ -19,17 +18,34 @@ def test_psm_and_spm_layouts_use_the_family_tokens(tokenizer):
     assert psm["input_ids"] == tokenizer(text, add_special_tokens=False)["input_ids"]   # = tokenizing the string
     # each sentinel is ONE token, not pieces of text
     assert psm["input_ids"].count(tokenizer.convert_tokens_to_ids("<|fim_middle|>")) == 1
-    spm = tokenizer.decode(data.encode_fim(row, tokenizer, "spm", tokens)["input_ids"])
+    spm = tokenizer.decode(data.make_encoder(tokenizer, "spm", "fim")(row)["input_ids"])
     assert spm == ("<|fim_prefix|><|fim_suffix|>\nprint(f(2))\n<|fim_middle|>def f(x):\n    return x + 1\n"
                    "<|endoftext|>")
 
 
-def test_overlong_fim_keeps_the_middle(tokenizer, splits):
-    tokens = data.fim_tokens_for(tokenizer)
-    row = max(splits, key=lambda r: len(r["prefix"]) + len(r["suffix"]))
-    full = data.encode_fim(row, tokenizer, "psm", tokens)
+def test_loss_on_middle_and_context_weight(tokenizer):
+    row = {"prefix": "def f(x):\n", "middle": "    return x + 1\n", "suffix": "\nprint(f(2))\n"}
     mid = tokenizer(row["middle"], add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
-    cut = data.encode_fim(row, tokenizer, "psm", tokens, max_len=len(mid) + 3 + 40)
+    doc = data.make_encoder(tokenizer, "psm", "fim")(row)                               # default: middle
+    assert [t for t in doc["labels"] if t != data.IGNORE_INDEX] == mid                  # the middle + EOS only
+    assert doc["labels"][-len(mid):] == mid and doc["n_middle"] == len(mid)
+    weighted = data.make_encoder(tokenizer, "psm", "fim", context_weight=0.25)
+    assert weighted.weighted
+    doc = weighted(row)
+    n_context = len(doc["input_ids"]) - len(mid)
+    assert doc["weights"] == [0.25] * n_context + [1.0] * len(mid) and doc["labels"] == doc["input_ids"]
+    assert data.loss_weight("all") == 1.0 and data.loss_weight("all", 0.1) == 0.1 and data.loss_weight() == 0.0
+    with pytest.raises(ValueError, match="--loss-on all"):
+        data.loss_weight("middle", 0.5)
+    with pytest.raises(ValueError, match=r"\(0, 1\]"):
+        data.loss_weight("all", 1.5)
+
+
+def test_overlong_fim_keeps_the_middle(tokenizer, splits):
+    row = max(splits, key=lambda r: len(r["prefix"]) + len(r["suffix"]))
+    full = data.make_encoder(tokenizer, "psm", "fim")(row)
+    mid = tokenizer(row["middle"], add_special_tokens=False)["input_ids"] + [tokenizer.eos_token_id]
+    cut = data.make_encoder(tokenizer, "psm", "fim", max_len=len(mid) + 3 + 40)(row)
     assert len(full["input_ids"]) > len(cut["input_ids"]) == len(mid) + 43 and cut["trimmed"]
     assert cut["input_ids"][-len(mid):] == mid                                    # the middle is whole
     def parts(ids):
@@ -40,7 +56,7 @@ def test_overlong_fim_keeps_the_middle(tokenizer, splits):
     assert len(pre) == len(suf) == 20                                              # 40 context tokens, split
     assert pre == full_pre[-20:] and suf == full_suf[:20]                          # the near ends are kept
     with pytest.raises(data.EncodeError, match="fim_middle_too_long"):
-        data.encode_fim(row, tokenizer, "psm", tokens, max_len=len(mid))
+        data.make_encoder(tokenizer, "psm", "fim", max_len=len(mid))(row)
 
 
 def test_refuses_raw_fim_without_fim_tokens(sources):
@@ -58,12 +74,13 @@ def test_chat_labels_only_on_assistant_turns(tokenizer):
     msgs = [{"role": "system", "content": "S"}, {"role": "user", "content": "where is the bug?"},
             {"role": "assistant", "content": "in foo.py"}, {"role": "user", "content": "and?"},
             {"role": "assistant", "content": "line 3"}]
-    doc = data.encode_chat({"messages": msgs}, tokenizer)
+    encode = data.make_encoder(tokenizer, "chat", "localization")
+    doc = encode({"messages": msgs})
     learned = [t for t, lab in zip(doc["input_ids"], doc["labels"]) if lab != data.IGNORE_INDEX]
     assert tokenizer.decode(learned) == "in foo.py<|im_end|>\nline 3<|im_end|>\n"
     assert tokenizer.decode(doc["input_ids"]).startswith("<|im_start|>system\nS<|im_end|>")
     with pytest.raises(data.EncodeError, match="chat_no_assistant_turn"):
-        data.encode_chat({"messages": msgs[:2]}, tokenizer)
+        encode({"messages": msgs[:2]})
 
 
 def test_run_dir_discovery_skips_rejects(fim_run):

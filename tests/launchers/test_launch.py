@@ -34,11 +34,12 @@ def test_torchrun_dry_run(capsys):
     worker = argv[6:]
     assert worker == ["--data", "runs/fim", "--data", "localization=org/loc-views", "--model",
                       "Qwen/Qwen2.5-Coder-7B-Instruct", "--format", "psm", "--output", "/ckpt/run1", "--mix",
-                      "fim=0.8,localization=0.2", "--seq-len", "8192"]
+                      "fim=0.8,localization=0.2", "--loss-on", "middle", "--seq-len", "8192"]
     cfg = _worker_config(worker)          # the worker sees exactly what the user asked for + recipe defaults
     assert cfg.data == {"fim": "runs/fim", "localization": "org/loc-views"}
     assert (cfg.format, cfg.seq_len, cfg.learning_rate, cfg.warmup_ratio, cfg.global_batch, cfg.sharding) == (
         "psm", 8192, 1e-5, 0.1, 128, "auto")
+    assert (cfg.loss_on, cfg.context_weight) == ("middle", None)
 
 
 def test_slurm_dry_run(capsys):
@@ -72,12 +73,41 @@ def test_launcher_errors_and_local_plan(capsys):
     assert shlex.split(out)[-2:] == ["--max-steps", "3"]
 
 
+def _shard(path, rows):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    return path
+
+
+def test_dry_run_refuses_rows_of_another_format_or_family(tmp_path, capsys):
+    _shard(tmp_path / "repo" / "fim" / "train-00000-of-00001.parquet",
+           [{"prefix": "a", "middle": "b", "suffix": "c", "format": "repo", "model_family": "qwen2.5-coder"}])
+    argv = ["launch", "midtrain", "--data", str(tmp_path / "repo"), "--model", "m", "--output", "o", "--dry-run"]
+    assert cli.main(argv + ["--format", "psm"]) == 2
+    err = capsys.readouterr()
+    assert err.out == "" and "rows are repo format, not --format psm" in err.err
+    assert "loses its cross-file context" in err.err and "use --format repo" in err.err
+    assert cli.main(argv + ["--format", "repo", "--model-family", "starcoder2"]) == 2
+    assert "rendered for qwen2.5-coder, not --model-family starcoder2" in capsys.readouterr().err
+    assert cli.main(argv + ["--format", "repo", "--model-family", "qwen"]) == 0          # aliases resolve
+    assert "--format repo" in capsys.readouterr().out
+    spm = _shard(tmp_path / "spm.parquet", [{"prefix": "a", "middle": "b", "suffix": "c", "format": "spm"}])
+    assert cli.main(["launch", "midtrain", "--data", str(spm), "--model", "m", "--output", "o", "--dry-run",
+                     "--format", "psm"]) == 2
+    assert "re-rendered in another order" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="--context-weight applies with --loss-on all"):
+        cli.main(argv + ["--format", "repo", "--context-weight", "0.1"])
+
+
 def test_local_launch_trains(tmp_path, fim_run, tiny_model_dir):
     """The local target really runs: a subprocess of the worker trains and writes its summary."""
     out = tmp_path / "run"
     env = {**os.environ, "PYTHONPATH": os.getcwd(), "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"}
     argv = [sys.executable, "-m", "swemine.pipelines.cli", "launch", "midtrain", "--launcher", "local",
-            "--data", f"fim={fim_run}", "--model", str(tiny_model_dir), "--format", "spm", "--output", str(out),
+            "--data", f"fim={fim_run}", "--model", str(tiny_model_dir), "--format", "psm", "--output", str(out),
             "--seq-len", "128", "--global-batch", "4", "--micro-batch", "4", "--max-steps", "3",
             "--save-steps", "3", "--peak-tflops", "0.5"]
     proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=120)

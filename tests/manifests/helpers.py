@@ -31,9 +31,9 @@ FIM_SCHEMA = pa.schema([pa.field("record_id", pa.string(), nullable=False), pa.f
 
 
 def make_run(out: pathlib.Path, pipeline: str, outputs: dict[str, tuple[pa.Schema, list[dict]]],
-             stages: dict | None = None, buckets: int = 1) -> dict:
+             stages: dict | None = None, buckets: int = 1, secrets: str = "scrub") -> dict:
     """Write a finished run with the real shard writer and manifest code (no Beam): ``outputs`` maps a prefix to
-    its schema and rows (each row with a ``record_id``)."""
+    its schema and rows (each row with a ``record_id``); ``secrets`` is the run's ``--scrub-secrets``."""
     schemas = {}
     for prefix, (schema, rows) in outputs.items():
         schemas[prefix] = schema
@@ -42,7 +42,7 @@ def make_run(out: pathlib.Path, pipeline: str, outputs: dict[str, tuple[pa.Schem
             if part:
                 write_bucket(str(out), prefix, b, schema, part)
     infos = finalize_shards(str(out), schemas)
-    cfg = {"pipeline": pipeline, "inputs": []}
+    cfg = {"pipeline": pipeline, "inputs": [], "filters": {"secrets": secrets}}
     manifest = mf.build_manifest(pipeline=pipeline, config=cfg, cfg_hash=mf.config_hash(cfg), inputs=[],
                                  stages=stages or {}, outputs=[i.as_dict() for i in infos], started=time.time())
     mf.write_manifest(str(out), manifest)
@@ -94,7 +94,7 @@ def make_mixed_runs(root: pathlib.Path) -> None:
         "filtered/filtered": (FILTERED_SCHEMA, [{"record_id": "f1", "stage": "decontam", "reason": "swe_bench",
                                                  "evidence_json": '{"benchmark": "swe-bench-verified"}'}])},
         stages={"mine": {"in": 8, "out": 7, "rejected": {"no_patch": 1}, "filtered": {}, "info": {}},
-                "decontam": {"in": 7, "out": 7, "rejected": {}, "filtered": {"swe_bench": 1}, "info": {}}})
+                "decontam": {"in": 8, "out": 7, "rejected": {}, "filtered": {"swe_bench": 1}, "info": {}}})
     (root / "loc" / "contamination_report.md").write_text("1 record matched SWE-bench Verified (django).\n")
     view_rows = [{"record_id": f"v{i}", "prompt": "x" * i, "error_category": ("syntax", "wrong_file")[i % 2]}
                  for i in range(4)]

@@ -16,7 +16,7 @@ def _header(text: str) -> dict:
 
 
 def _repo_files(runs, include_filtered=False):
-    groups = publishable_groups(runs, include_filtered)
+    groups = publishable_groups(runs, include_filtered, include_rejects=True)
     return [g.repo_path(s) for g in groups for s in g.shards], groups
 
 
@@ -26,7 +26,7 @@ def test_card_of_real_run(real_run):
     for o in manifest["outputs"]:
         rows[o["path"].rsplit("-", 3)[0]] += o["rows"]
     runs = load_runs(str(real_run))
-    text = render_card(runs, "swemine/swe-agent-trajectories")
+    text = render_card(runs, "swemine/swe-agent-trajectories", include_rejects=True)
     head = _header(text)
     assert head["license"] == "other"
     expected = {"trajectories": {"config_name": "trajectories", "default": True,
@@ -84,7 +84,7 @@ def test_folder_of_runs_with_generic_prefixes(tmp_path):
     make_mixed_runs(tmp_path)
     runs = load_runs(str(tmp_path))
     assert [r.label for r in runs] == ["errors", "fim", "loc"]
-    text = render_card(runs, "org/mixed", include_filtered=True, license="mit")
+    text = render_card(runs, "org/mixed", include_filtered=True, license="mit", include_rejects=True)
     head = _header(text)
     configs = {c["config_name"]: c["data_files"] for c in head["configs"]}
     assert configs == {

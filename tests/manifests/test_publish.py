@@ -32,7 +32,7 @@ def _rows(run, prefix: str) -> int:
 
 def test_transient_faults_are_retried_and_nothing_is_uploaded_twice(real_run, hub, hub_api, tmp_path):
     hub.state.faults = [Fault("commit", 429), Fault("preupload", 500), Fault("put", "drop")]
-    plan = build_plan(str(real_run), "org/traj")
+    plan = build_plan(str(real_run), "org/traj", include_rejects=True)
     result = publish(plan, hub_api, max_files_per_commit=2, backoff=FAST)
     files = hub.files("org/traj")
     assert set(files) == _expected_files(real_run)
@@ -79,7 +79,7 @@ def test_interrupted_publish_resumes_without_reuploading(real_run, hub, hub_api)
 
 def test_folder_of_runs_loads_back_per_config(hub, hub_api, tmp_path):
     make_mixed_runs(tmp_path / "runs")
-    plan = build_plan(str(tmp_path / "runs"), "org/mixed")
+    plan = build_plan(str(tmp_path / "runs"), "org/mixed", include_rejects=True)
     result = publish(plan, hub_api, max_files_per_commit=50, backoff=FAST)
     assert len(result.commits) == 2
     head = hub.state.repos["org/mixed"].refs["main"]
@@ -123,7 +123,7 @@ def test_cli_publishes_private_branch_with_token_from_env(real_run, hub, tmp_pat
     token = "hf_SecretValue123"
     env = hub_env(hub.url, tmp_path / "hf", token=token)
     cmd = [sys.executable, "-m", "swemine.pipelines.cli", "publish", str(real_run), "--repo-id", "org/cli", "--private",
-           "--revision", "dev", "--tag", "v1", "--max-files-per-commit", "3"]
+           "--revision", "dev", "--tag", "v1", "--max-files-per-commit", "3", "--allow-findings"]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-3000:]
     n = len(_expected_files(real_run)) - 3
@@ -149,8 +149,21 @@ def test_cli_refuses_without_token(real_run, monkeypatch, tmp_path, capsys):
     for var in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_OIDC_RESOURCE"):
         monkeypatch.delenv(var, raising=False)
     monkeypatch.setattr(constants, "HF_TOKEN_PATH", str(tmp_path / "no-token"))
-    assert cli_main(["publish", str(real_run), "--repo-id", "org/none"]) == 2
+    assert cli_main(["publish", str(real_run), "--repo-id", "org/none", "--allow-findings"]) == 2
     assert "no Hugging Face token" in capsys.readouterr().err
+
+
+def test_cli_refuses_rows_with_private_findings(real_run, monkeypatch, capsys):
+    """The real run's rows quote user home folders from issue texts (/home/<name>/...): refused before any upload."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("network call before the privacy check")
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    assert cli_main(["publish", str(real_run), "--repo-id", "org/none"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("cannot publish: the rows hold ") and "home_path" in err and "--allow-findings" in err
+    assert cli_main(["publish", str(real_run), "--repo-id", "org/dry", "--dry-run"]) == 0
+    out = capsys.readouterr().out
+    assert "privacy scan: 37 row(s); secret 0," in out
 
 
 def test_transient_classification_and_backoff_waits():

@@ -108,3 +108,24 @@ def test_report_renders_in_headless_chromium(real_run, tmp_path):
     non_white = sum(hist[:250]) / (img.width * img.height)
     dark = sum(hist[:100]) / (img.width * img.height)
     assert non_white > 0.05 and dark > 0.002        # plots and text were drawn, not a blank page
+
+
+def test_report_opens_with_a_summary(real_run, tmp_path):
+    """What was produced, totals, drops by reason, warnings: first on the page; stage tables in pipeline order."""
+    from swemine.manifests.report import summarize_runs
+
+    path, report = write_report(str(real_run), str(tmp_path / "report.html"))
+    m = _manifest(real_run)
+    summary = summarize_runs(report.runs)
+    rows = {o["path"].split("-")[0]: 0 for o in m["outputs"]}
+    for o in m["outputs"]:
+        rows[o["path"].split("-")[0]] += o["rows"]
+    label = report.runs[0].label
+    assert summary["produced"] == [(label, "data/train", rows["data/train"])] and rows["data/train"] == 37
+    assert summary["totals"] == {"records": 37, "rejected": rows["rejects/rejects"], "filtered": rows["filtered/filtered"]}
+    assert summary["warnings"] == [f"{label}: not decontaminated (no --benchmark)"]
+    page = open(path, encoding="utf-8").read()
+    assert page.index("id='summary'") < page.index("<h2>" + label) and "not decontaminated" in page
+    stage_rows = re.findall(r"<tr><td>(\w+)</td><td>\d+</td>", page)
+    # the order the job applies its stages: the task files are read first, then the dumps, then the join
+    assert stage_rows == m["stage_order"] == ["tasks", "read", "join"]

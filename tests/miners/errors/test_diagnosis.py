@@ -9,10 +9,10 @@ import pytest
 from swemine.clients.llm import LLMClient
 from swemine.corpora.formats.base import make_step
 from swemine.corpora.normalize import normalize_paths
-from swemine.corpora.records import to_table
+from swemine.corpora.records import Filtered, to_table
 from swemine.miners.errors import diagnosis as dg
 from swemine.miners.errors.llm_diagnoser import LLMDiagnoser, diagnosis_messages
-from swemine.miners.errors.mine import mine
+from swemine.miners.errors.mine import detect_fn, mine
 from swemine.miners.errors.views import VIEW_SCHEMA
 from tests.clients.fake_openai import FakeOpenAI
 
@@ -35,10 +35,16 @@ def test_rule_diagnoser_failed_run_picks_unrecovered_error(t16139):
     assert t16139["resolved"] is None                       # read alone: the run's final_report.json is not joined
     item = dg.make_item(t16139)
     d = dg.RuleDiagnoser().diagnose(item)
-    assert (d["error_step"], d["error_category"], d["correction_source"]) == (7, "premature_finish", "rule_template")
-    assert d["evidence"] == [{"step": 7, "quote": "submit"}]
-    assert d["proposed_correction"]["action_text"] == "python -m pytest -x -q"
+    # the first source edit (step 6; 4 and 5 were rejected) came without any reproduction run before it
+    assert (d["error_step"], d["error_category"], d["correction_source"]) == (6, "unverified_fix", "")
+    assert d["evidence"] == [{"step": 6, "quote": 'password.help_text = password.help_text.format('
+                                                  'f"../../{self.instance.pk}/password/")'}]
+    assert d["proposed_correction"] is None                 # nothing grounds a correction: none is made up
     assert dg.verify(item, d) == []
+    rec = dg.build_record(item, d, "rules-v2")
+    assert (rec["view_recovery"], rec["view_preference"], rec["proposed_correction"]) == (False, False, None)
+    assert json.loads(rec["extra_json"])["no_grounded_correction"] is True
+    assert (rec["error_phase"], rec["error_leaf"]) == ("iterative_verification", "reproduction_script_failure")
 
 
 def test_rule_diagnoser_resolved_run_uses_natural_recovery(t16139):
@@ -50,7 +56,9 @@ def test_rule_diagnoser_resolved_run_uses_natural_recovery(t16139):
     assert dg.verify(item, d) == []
     rec = dg.build_record(item, d, "rules-v1", dg.replay(item, d))
     assert rec["replay"]["supported"] is False and rec["recovery_step"] == 6
-    assert rec["view_preference"] is True and rec["candidate_flags"][0] == {"step": 4, "flag": "edit_rejected"}
+    assert rec["view_preference"] is True and rec["candidate_flags"][0] == {
+        "step": 4, "source_step": 4, "flag": "edit_rejected", "evidence_step": 4, "phase": "fix_implementation",
+        "leaf": "", "quote": "Your proposed edit has introduced new syntax error(s)."}
     assert rec["original_action"]["action_text"].startswith("edit 166:166\n        password.help_text")
 
 
@@ -98,13 +106,14 @@ def test_replay_hook_with_an_environment(t16139):
         def run(self, traj, idx, action, seed):
             return action["action_text"] != traj["steps"][idx]["action_text"]
 
-    item = dg.make_item(t16139)
+    item = dg.make_item({**t16139, "resolved": True})
     d = dg.RuleDiagnoser().diagnose(item)
     rep = dg.replay(item, d, Env())
     assert rep["supported"] and rep["original_pass"] is False and rep["corrected_pass"] is True
     assert rep["seed"] == dg.replay(item, d)["seed"]                                     # seeded from ids
     assert dg.build_record(item, d, "rules-v1", rep)["view_preference"] is True
-    assert dg.build_record(item, d, "rules-v1", dg.replay(item, d))["view_preference"] is False
+    failed = dg.make_item(t16139)                         # no grounded correction: nothing to replay
+    assert dg.replay(failed, dg.RuleDiagnoser().diagnose(failed), Env())["supported"] is False
 
 
 def test_mine_rules_and_views(swe_trajs):
@@ -114,15 +123,21 @@ def test_mine_rules_and_views(swe_trajs):
     for r in res.records:
         cats[r["error_category"]] = cats.get(r["error_category"], 0) + 1
     assert sum(t["resolved"] is True for t in swe_trajs) == 11            # labels from final_report.json
-    assert cats == {"premature_finish": 11, "edit_rejected": 10, "traceback": 6}
-    assert (len(res.records), len(res.rejects), len(res.filtered)) == (27, 0, 4)
+    # tracebacks after the first source edit of an unresolved run are symptoms of the edits, not the error
+    assert cats == {"edit_rejected": 9, "unverified_fix": 6, "premature_finish": 3, "repeated_action": 2}
+    assert (len(res.records), len(res.rejects), len(res.filtered)) == (20, 0, 11)
+    assert sorted({f["reason"] for f in res.filtered}) == ["no_error_candidates", "resolved_without_recovery"]
     views = {}
     for v in res.views:
         views[v["view"]] = views.get(v["view"], 0) + 1
-    assert views == {"diagnosis": 27, "recovery": 27, "recovery_action_only": 27, "preference": 7,
+    # only the 7 records with a grounded correction (the agent's own fix) get recovery / preference views
+    assert {r["correction_source"] for r in res.records} == {"natural_recovery", ""}
+    assert sum(r["correction_source"] == "natural_recovery" for r in res.records) == 7
+    assert views == {"diagnosis": 20, "recovery": 7, "recovery_action_only": 7, "preference": 7,
                      "recovered_error": 8}
+    assert all(r["resolved"] is not True or r["correction_source"] == "natural_recovery" for r in res.records)
     table = to_table(VIEW_SCHEMA, res.views)
-    assert table.num_rows == 96
+    assert table.num_rows == 49
     rec = next(r for r in res.records if r["instance_id"] == "django__django-16139")
     assert (rec["resolved"], rec["error_step"], rec["correction_source"]) == (True, 4, "natural_recovery")
     row = next(v for v in res.views if v["diagnosis_record_id"] == rec["record_id"] and v["view"] == "diagnosis")
@@ -147,8 +162,13 @@ def test_recovered_error_view_from_resolved_run(t16139):
     assert "Your proposed edit has introduced" in rows[0]["messages"][-2]["content"]
 
 
+def _detected(trajs):
+    """The trajectories the detect stage passes on (in ``mine``'s order)."""
+    return [t for t in trajs if not isinstance(next(detect_fn({"trajectory": t})), Filtered)]
+
+
 def test_llm_diagnoser_bad_answers_budget_and_rerun(swe_trajs, tmp_path):
-    with_cands = [t for t in swe_trajs if dg.make_item(t)["candidates"]][:5]
+    with_cands = _detected(swe_trajs)[:5]
     items = [dg.make_item(t) for t in with_cands]
     good = [{k: v for k, v in dg.RuleDiagnoser().diagnose(it).items() if k != "correction_source"} for it in items]
     answers = {}
@@ -171,10 +191,10 @@ def test_llm_diagnoser_bad_answers_budget_and_rerun(swe_trajs, tmp_path):
         assert [(r["status"], r["trajectory_id"]) for r in res.records] == [
             ("verified", with_cands[0]["trajectory_id"]), ("not_diagnosed", with_cands[4]["trajectory_id"])]
         ok = res.records[0]
-        assert ok["diagnoser_model"] == "llm:judge-1" and ok["correction_source"] in ("llm", "natural_recovery")
-        assert ok["error_step"] == good[0]["error_step"]
-        assert [v["view"] for v in res.views if v["diagnosis_record_id"] == ok["record_id"]][:3] == [
-            "diagnosis", "recovery", "recovery_action_only"]
+        assert ok["diagnoser_model"] == "llm:judge-1" and ok["error_step"] == good[0]["error_step"]
+        assert ok["correction_source"] == dg.RuleDiagnoser().diagnose(items[0])["correction_source"]
+        views = [v["view"] for v in res.views if v["diagnosis_record_id"] == ok["record_id"]]
+        assert views[:1] == ["diagnosis"] and ("recovery" in views) == ok["view_recovery"]
         # re-run with the same budget: the four answered prompts come from the cache, the fifth is sent
         res2, client2 = run(4)
         assert len(srv.chat_requests()) == 5 and client2.stats.cache_hits == 4
@@ -184,7 +204,7 @@ def test_llm_diagnoser_bad_answers_budget_and_rerun(swe_trajs, tmp_path):
 def test_llm_diagnoser_concurrency_limit(swe_trajs, tmp_path):
     import time
 
-    with_cands = [t for t in swe_trajs if dg.make_item(t)["candidates"]][:8]
+    with_cands = _detected(swe_trajs)[:8]
     items = [dg.make_item(t) for t in with_cands]
 
     def slow(body):
@@ -202,7 +222,7 @@ def test_llm_diagnoser_concurrency_limit(swe_trajs, tmp_path):
 
 
 def test_batch_api_file_then_offline_run_from_cache(swe_trajs, tmp_path):
-    with_cands = [t for t in swe_trajs if dg.make_item(t)["candidates"]][:3]
+    with_cands = _detected(swe_trajs)[:3]
     items = [dg.make_item(t) for t in with_cands]
     closed = "http://127.0.0.1:9/v1"                      # nothing listens there: any request would fail
     client = LLMClient(base_url=closed, model="batch-m", cache_dir=str(tmp_path / "c"), max_retries=0, timeout_s=1)
@@ -225,12 +245,41 @@ def test_batch_api_file_then_offline_run_from_cache(swe_trajs, tmp_path):
     assert json.loads(res.records[2]["extra_json"])["not_diagnosed"].startswith("llm_")
 
 
-def test_step_numbers_fall_back_to_idx_when_the_source_repeats_them(corpora_dir):
-    from swemine.miners.errors.transcript import step_numbers
+def test_steps_are_indexes_even_where_the_source_repeats_its_numbers(corpora_dir):
     path = corpora_dir / "moatless/evaluations/20240617_moatless_gpt-4o-2024-05-13/trajs/scikit-learn__scikit-learn-14983.json"
     (traj,), _ = normalize_paths([str(path)])
     assert [s["source_index"] for s in traj["steps"]][8:11] == [8, 8, 8]        # one transition, three actions
-    assert step_numbers(traj["steps"]) == list(range(len(traj["steps"])))
     item = dg.make_item(traj)
     d = dg.RuleDiagnoser().diagnose(item)
     assert (d["error_step"], d["error_category"]) == (15, "loop") and dg.verify(item, d) == []
+    rec = dg.build_record(item, d, "rules-v1")
+    assert (rec["error_step"], rec["error_source_step"]) == (15, traj["steps"][15]["source_index"])
+
+
+def test_llm_prompt_holds_evidence_and_answers_use_step_indexes(corpora_dir, tmp_path):
+    iid = "astropy__astropy-7606"
+    path = corpora_dir / "failure-labels/issuesolving-openhands/trajectories" / iid / f"{iid}.json"
+    (traj,), _ = normalize_paths([str(path)])
+    item = dg.make_item(traj)
+    prompt = diagnosis_messages(item)
+    user = prompt[1]["content"]
+    cand = next(c for c in item["candidates"] if c["flag"] == "divergent_edit")
+    assert cand["step"] == 7 and traj["steps"][7]["source_index"] == 16       # index 7, message 16
+    assert f"step 7: divergent_edit [fix_implementation/issue_interference] evidence step 7: \"{cand['quote']}\"" in user
+    assert "AGENT'S FINAL PATCH:\ndiff --git a/astropy/units/core.py" in user
+    assert "REFERENCE FIX (the task's gold patch):\ndiff --git a/astropy/units/core.py" in user
+    assert "HARNESS TESTS STILL FAILING:\nPASS_TO_PASS: astropy/units/tests/test_units.py::test_compose_roundtrip[]" in user
+    # the target test passes, an existing one broke: the change interferes with other behaviour (taxonomy 2.4)
+    assert cand["leaf"] == "issue_interference"
+    assert "[step 7] assistant" in user and "iterative_verification:" in prompt[0]["content"]
+    answer = {"error_step": 7, "error_category": "divergent_edit", "confidence": 0.7,
+              "evidence": [{"step": 7, "quote": cand["quote"]}], "explanation": "overfits the reported case"}
+    bad = {**answer, "evidence": [{"step": 6, "quote": cand["quote"]}]}          # the quote is not in step 6
+    replies = iter([json.dumps(answer), json.dumps(bad)])
+    with FakeOpenAI(lambda body: next(replies)) as srv:
+        res = mine([traj], LLMDiagnoser(LLMClient(base_url=srv.base_url, model="m", cache_dir=str(tmp_path / "a"))))
+        (rec,) = res.records
+        assert (rec["error_step"], rec["error_source_step"], rec["correction_source"]) == (7, 16, "gold_patch")
+        assert rec["proposed_correction"]["tool_args_json"].startswith('{"command": "git apply <<\'EOF\'\\ndiff')
+        res = mine([traj], LLMDiagnoser(LLMClient(base_url=srv.base_url, model="m", cache_dir=str(tmp_path / "b"))))
+        assert [r["reason"] for r in res.rejects] == ["check_failed:evidence_verbatim"]

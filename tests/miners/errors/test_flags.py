@@ -7,6 +7,7 @@ import pytest
 from swemine.corpora.formats.base import make_step
 from swemine.corpora.normalize import normalize_paths
 from swemine.miners import actions as act
+from swemine.miners.errors import diagnosis as dg
 from swemine.miners.errors import flags as ef
 
 SWE = "swe-agent/auto-code-rover/results/swe-agent-results/cost_2_1"
@@ -21,19 +22,21 @@ def _pairs(traj):
 def test_taxonomy_is_explicit():
     assert [f.value for f in ef.ErrorFlag] == [
         "traceback", "nonzero_exit", "shell_error", "edit_rejected", "tool_error", "format_error", "test_failure",
-        "loop", "premature_finish", "localization_miss", "wrong_file_edit", "incorrect_fix"]
-    assert ef.CATEGORIES[-2:] == ("incorrect_fix", "other")
+        "loop", "premature_finish", "localization_miss", "wrong_file_edit", "incorrect_fix", "divergent_edit",
+        "wrong_location", "unverified_fix", "misread_output", "repeated_action", "reverted_edit", "test_edit"]
+    assert ef.CATEGORIES[-2:] == ("test_edit", "other")
+    assert set(ef.TAXONOMY) <= set(ef.CATEGORIES)
 
 
 def test_swe_agent_linter_rejection_and_recovery(corpora_dir):
     (traj,), _ = normalize_paths([str(corpora_dir / SWE / "django__django-16139.traj")])
     assert _pairs(traj) == [(4, "edit_rejected"), (5, "edit_rejected"), (7, "premature_finish")]
     assert traj["steps"][4]["observation"].startswith("Your proposed edit has introduced new syntax error(s).")
-    annotated, cands = ef.annotate(traj)
-    assert annotated["steps"][4]["error_signals"] == ["edit_rejected"]
-    assert annotated["steps"][6]["error_signals"] == []
+    item = dg.make_item({**traj, "resolved": True})
+    assert item["trajectory"]["steps"][4]["error_signals"] == ["edit_rejected"]
+    assert item["trajectory"]["steps"][6]["error_signals"] == ["unverified_fix"]    # no run before the edit
     # the 3rd edit only re-indents the 1st: a different action, and it ran clean
-    assert ef.find_recoveries(annotated, cands) == [
+    assert item["recoveries"] == [
         {"error_step": 4, "fix_step": 6, "flag": "edit_rejected"},
         {"error_step": 5, "fix_step": 6, "flag": "edit_rejected"}]
 
@@ -63,8 +66,7 @@ def test_moatless_string_not_found(corpora_dir):
     assert "fail_reason=string_not_found" in step["observation"]
     assert "String 'def test_solve_linear_system():" in step["observation"]
     assert _pairs(traj) == [(3, "edit_rejected"), (6, "premature_finish")]
-    annotated, cands = ef.annotate(traj)
-    assert ef.find_recoveries(annotated, cands) == [{"error_step": 3, "fix_step": 4, "flag": "edit_rejected"}]
+    assert dg.make_item(traj)["recoveries"] == [{"error_step": 3, "fix_step": 4, "flag": "edit_rejected"}]
 
 
 def test_moatless_multiple_occurrences(corpora_dir):

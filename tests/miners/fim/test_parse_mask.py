@@ -1,7 +1,7 @@
 """Structure extraction, rejects, masking/validation and the exact FIM layouts."""
 import pytest
 
-from swemine.miners.fim.formats import FAMILIES, FIM_SCHEMA, chat_answer, raw_text, repo_level
+from swemine.miners.fim.formats import FIM_SCHEMA, chat_answer
 from swemine.miners.fim.masking import MASK, MaskError, mask
 from swemine.miners.fim.mine import mine_files
 from swemine.miners.fim.parse import FileParser
@@ -126,18 +126,7 @@ def test_mask_group_crlf_and_mismatch(parser):
     assert err.value.reason == "span_mismatch"
 
 
-def test_raw_layouts_exact():
-    q, s, d = FAMILIES["qwen2.5-coder"], FAMILIES["starcoder"], FAMILIES["deepseek-coder"]
-    assert raw_text("psm", "qwen2.5-coder", "P", "M", "S") == "<|fim_prefix|>P<|fim_suffix|>S<|fim_middle|>M<|endoftext|>"
-    assert raw_text("spm", "qwen2.5-coder", "P", "M", "S") == "<|fim_prefix|><|fim_suffix|>S<|fim_middle|>PM<|endoftext|>"
-    assert raw_text("psm", "starcoder", "P", "M", "S") == "<fim_prefix>P<fim_suffix>S<fim_middle>M<|endoftext|>"
-    assert raw_text("psm", "deepseek-coder", "P", "M", "S") == "<｜fim▁begin｜>P<｜fim▁hole｜>S<｜fim▁end｜>M<｜end▁of▁sentence｜>"
-    assert (q.pad, s.pad, d.prefix) == ("<|fim_pad|>", "<fim_pad>", "<\uff5cfim\u2581begin\uff5c>")
-    assert repo_level("qwen2.5-coder", "o/r", [("a.py", "x = 1")], "b.py", "P", "M", "S") == (
-        "<|repo_name|>o/r\n<|file_sep|>a.py\nx = 1\n<|file_sep|>b.py\n"
-        "<|fim_prefix|>P<|fim_suffix|>S<|fim_middle|>M<|endoftext|>")
-    with pytest.raises(ValueError):
-        repo_level("deepseek-coder", "o/r", [], "b.py", "P", "M", "S")
+def test_chat_answer_layout():
     assert chat_answer(["f", "g"], ["def f():\n    pass\n", "def g(): ..."]) == (
         "### Implementation\n### Function 1: f\n```python\ndef f():\n    pass\n```\n"
         "### Function 2: g\n```python\ndef g(): ...\n```\n")

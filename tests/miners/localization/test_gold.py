@@ -7,7 +7,7 @@ from swemine.corpora.repos import GitRepo
 from swemine.miners.code_structure import StructureParser
 from swemine.miners.localization.gold import gold_from_patch, repo_reader
 from swemine.miners.patches import PatchError, apply_file_patch, parse_patch
-from tests.miners.localization.gitrepo import ScratchRepo
+from tests.gitutil import ScratchRepo
 
 BASE = '''import os
 import sys
@@ -205,7 +205,7 @@ def test_rejects_against_repo(repo, sp):
         gold_from_patch(diff, repo_reader(GitRepo(str(repo.root)), base), sp)
     assert exc.value.reason == "binary_diff"
     _, diff = repo.change({"m.py": BASE}, {"m.py": edit("X = 1", "X = 2")})
-    stale = diff.replace(" import sys\n", " import json\n")
+    stale = diff.replace("-X = 1\n", "-X = 7\n")          # a removed line the file lacks: no offset or fuzz helps
     with pytest.raises(PatchError) as exc:
         gold_from_patch(stale, repo_reader(GitRepo(str(repo.root)), base), sp)
     assert exc.value.reason == "hunk_mismatch"

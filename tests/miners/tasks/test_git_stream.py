@@ -6,8 +6,7 @@ import pytest
 
 from swemine.corpora.records import Filtered
 from swemine.miners.tasks import git_stream, history
-from tests.gitutil import commit_files, git, init_repo
-from tests.miners.tasks.history_repo import build_history, build_shapes
+from tests.gitutil import build_history, build_shapes, commit_files, git, init_repo
 
 
 def _odd_repo(root: str) -> str:

@@ -5,12 +5,12 @@ import pytest
 
 from swemine.corpora.records import TASK_SCHEMA, Filtered, Reject
 from swemine.corpora.repos import GitRepo
+from swemine.miners.actions import patch_files
 from swemine.miners.code_structure import StructureParser
 from swemine.miners.localization.mine import mine_instance
 from swemine.miners.tasks import history
 from swemine.miners.tasks.issue_links import IssueIndex, closing_refs, read_issues
-from tests.gitutil import commit_files, git, init_repo
-from tests.miners.tasks.history_repo import build_history, build_shapes, write_issues
+from tests.gitutil import build_history, build_shapes, commit_files, git, init_repo, write_issues
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +33,16 @@ def test_is_test_path_rules():
     assert [p for p in yes if not history.is_test_path(p)] == []
     assert [p for p in no if history.is_test_path(p)] == []
     assert history.is_test_path("spec/a.rb", ("spec/",)) and not history.is_test_path("tests/a.py", ("spec/",))
+
+
+def test_doc_rules():
+    # SWE-bench convention: changelogs, news fragments, release notes, authors lists and documentation are no code
+    yes = ["CHANGES", "CHANGES.rst", "ChangeLog", "doc/whatsnew/2.1.rst", "changelog/123.bugfix.rst", "AUTHORS",
+           "CONTRIBUTORS.txt", "docs/conf.py", "README.md", "news/8.feature", "pkg/HISTORY.rst", "THANKS"]
+    no = ["pkg/calc.py", "setup.cfg", "requirements.txt", "pkg/changes.py", "pkg/docstring.py", "pkg/autodoc/x.py"]
+    assert [p for p in yes if not history.is_doc_path(p)] == []
+    assert [p for p in no if history.is_doc_path(p)] == []
+    assert history.is_doc_path("manual/a.txt", ("manual/",)) and not history.is_doc_path("CHANGES", ("manual/",))
 
 
 def test_odd_paths_split_by_real_diff_headers(tmp_path):
@@ -180,6 +190,12 @@ def test_task_gold_localization_against_the_same_repo(tmp_path):
     out = list(history.mine_repo(shapes["repo"], "acme/shapes"))
     tasks = [t for t in out if not isinstance(t, (Filtered, Reject))]
     assert [(t["instance_id"], t["base_commit"]) for t in tasks] == [("acme__shapes-21", shapes["root"])]
+    # the PR's changelog, news fragment, docs page and authors list go to doc_patch; the test to test_patch
+    extra = json.loads(tasks[0]["extra_json"])
+    assert extra["code_files"] == ["pkg/shapes.py"] and extra["test_files"] == ["tests/test_shapes.py"]
+    assert extra["doc_files"] == ["AUTHORS", "CHANGES.rst", "changelog/21.bugfix.rst", "docs/usage.md"]
+    assert patch_files(tasks[0]["patch"]) == ["pkg/shapes.py"]
+    assert patch_files(tasks[0]["doc_patch"]) == extra["doc_files"]
     [rec] = mine_instance(tasks[0], [], GitRepo(shapes["repo"], name="acme/shapes"), StructureParser(),
                           config_hash="h")
     assert rec["gold_quality"] == "repo" and rec["gold_source"] == "gold_patch"

@@ -1,0 +1,166 @@
+"""Typed run configs (dolma style): frozen dataclasses whose fields ARE the command-line flags.
+
+Adding a flag to a job is adding one field to its dataclass (see :mod:`swemine.pipelines.configs`)::
+
+    max_file_bytes: int = option(1 << 30, "files larger than this are rejected as too_large")
+
+- the field name gives the flag (``--max-file-bytes``); ``flag="--format"`` overrides it, ``aliases`` adds more;
+- the annotation gives its type: ``bool`` → a switch (``negate=True``: a ``--no-...`` switch that sets False),
+  ``tuple[X, ...]`` → repeatable (``nargs="+"``: several values per flag), ``X | None`` → optional;
+- ``help`` is the help text; the default is appended to it; ``choices``, ``metavar`` and ``type`` (a parser
+  for the flag's text) pass through to argparse;
+- a field whose type is itself a config dataclass (``filters: FilterConfig``) adds that dataclass's fields as
+  an argument group (``prefix`` is put before their flag names, ``help`` is a format for fields without help);
+- ``cli=False`` keeps a field out of the flags (still settable from Python and ``--config``).
+
+``--config run.yaml`` sets fields from a YAML mapping (field names; a mapping for a nested config); the flags
+given on the command line win. Nothing here touches files or git: a job's ``resolve()`` does that.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import types
+import typing
+from collections.abc import Mapping
+from typing import Any
+
+MISSING = dataclasses.MISSING
+
+
+def option(default: Any = MISSING, help: str = "", *, default_factory: Any = MISSING, **meta: Any) -> Any:
+    """A dataclass field carrying its flag's help and argparse settings (see the module docstring)."""
+    return dataclasses.field(default=default, default_factory=default_factory, metadata={"help": help, **meta})
+
+
+def _kind(hint: Any) -> tuple[Any, bool]:
+    """``(base type, repeatable)`` of an annotation: ``tuple[str, ...]`` → ``(str, True)``, ``int | None`` → int."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        hint = next(a for a in typing.get_args(hint) if a is not type(None))
+    if typing.get_origin(hint) is tuple:
+        return typing.get_args(hint)[0], True
+    return hint, False
+
+
+def _default_of(f: dataclasses.Field) -> Any:
+    if f.default is not MISSING:
+        return f.default
+    if f.default_factory is not MISSING:
+        return f.default_factory()
+    return None
+
+
+def _help(text: str, default: Any) -> str:
+    if not (default is None or default is False or (isinstance(default, (str, tuple)) and not default)):
+        shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
+        text = f"{text} (default: {shown})" if text else f"default: {shown}"
+    return text.replace("%", "%%")
+
+
+def add_arguments(parser: argparse.ArgumentParser, cls: type, *, _dest: str = "", _prefix: str = "",
+                  _help_format: str = "", _group: Any = None) -> None:
+    """Add one flag per field of the config dataclass ``cls`` (recursively for nested configs).
+
+    Flags default to "not given", so :func:`from_namespace` can tell them apart from the dataclass defaults."""
+    hints = typing.get_type_hints(cls)
+    target = _group or parser
+    for f in dataclasses.fields(cls):
+        meta = f.metadata
+        if not meta.get("cli", True):
+            continue
+        base, repeat = _kind(hints[f.name])
+        if dataclasses.is_dataclass(base):
+            title = meta.get("group") or (base.__doc__ or base.__name__).strip().splitlines()[0]
+            add_arguments(parser, base, _dest=f"{_dest}{f.name}.", _prefix=meta.get("prefix", ""),
+                          _help_format=meta.get("help", ""), _group=parser.add_argument_group(title))
+            continue
+        text = meta.get("help") or _help_format.format(name=f.name)
+        kwargs: dict[str, Any] = {"dest": _dest + f.name, "default": argparse.SUPPRESS,
+                                  "help": _help(text, _default_of(f) if base is not bool else None)}
+        if base is bool:
+            kwargs["action"] = "store_false" if meta.get("negate") else "store_true"
+        else:
+            kwargs["type"] = meta.get("type") or base
+            if repeat:
+                kwargs["action"] = "extend" if meta.get("nargs") else "append"
+            kwargs["metavar"] = meta.get("metavar") or (None if meta.get("choices") else f.name.upper())
+            for key in ("choices", "nargs"):
+                if meta.get(key) is not None:
+                    kwargs[key] = meta[key]
+        flag = meta.get("flag") or f"--{_prefix}{f.name.replace('_', '-')}"
+        target.add_argument(flag, *meta.get("aliases", ()), **kwargs)
+
+
+def _value(hint: Any, value: Any) -> Any:
+    base, repeat = _kind(hint)
+    if dataclasses.is_dataclass(base) and isinstance(value, Mapping):
+        return from_dict(base, value)
+    if repeat and isinstance(value, (list, tuple)):
+        return tuple(value)
+    if repeat and isinstance(value, str):
+        return (value,)
+    return value
+
+
+def from_dict(cls: type, data: Mapping[str, Any], base: Any = None) -> Any:
+    """A ``cls`` from a mapping of field names (a YAML file's content); unknown names are an error."""
+    hints = typing.get_type_hints(cls)
+    names = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(data) - names)
+    if unknown:
+        raise ValueError(f"{cls.__name__}: unknown setting(s) {unknown}; known: {sorted(names)}")
+    values = {}
+    for k, v in data.items():
+        nested = getattr(base, k, None)
+        if dataclasses.is_dataclass(nested) and isinstance(v, Mapping):
+            values[k] = from_dict(type(nested), v, nested)
+        else:
+            values[k] = _value(hints[k], v)
+    return dataclasses.replace(base, **values) if base is not None else cls(**values)
+
+
+def from_namespace(cls: type, ns: argparse.Namespace, base: Any = None, _dest: str = "") -> Any:
+    """``base`` (default: ``cls()``) with every flag the command line gave set on it."""
+    base = base if base is not None else cls()
+    hints = typing.get_type_hints(cls)
+    values = {}
+    for f in dataclasses.fields(cls):
+        sub, _ = _kind(hints[f.name])
+        if dataclasses.is_dataclass(sub):
+            values[f.name] = from_namespace(sub, ns, getattr(base, f.name), f"{_dest}{f.name}.")
+        elif hasattr(ns, _dest + f.name):
+            values[f.name] = _value(hints[f.name], getattr(ns, _dest + f.name))
+    return dataclasses.replace(base, **values)
+
+
+def load_yaml(path: str) -> dict:
+    """A ``--config`` file: a YAML mapping of field names."""
+    import yaml
+
+    with open(path, encoding="utf-8") as fh:
+        data = yaml.safe_load(fh) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: a config file holds a mapping of settings, not {type(data).__name__}")
+    return data
+
+
+def bounded(kind: type, low: float, high: float | None = None):
+    """A flag ``type``: a ``kind`` number in ``[low, high]`` (argparse reports anything else in one line)."""
+    def parse(value: str):
+        try:
+            number = kind(value)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+        if number < low or (high is not None and number > high):
+            raise argparse.ArgumentTypeError(f"{value} is outside [{low}, {'inf' if high is None else high}]")
+        return number
+    parse.__name__ = kind.__name__
+    return parse
+
+
+def tuples(obj: Any) -> None:
+    """``__post_init__`` helper: store list values of a frozen dataclass's tuple fields as tuples."""
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        if isinstance(value, list):
+            object.__setattr__(obj, f.name, tuple(value))

@@ -1,0 +1,134 @@
+"""``swemine run [job]``: build the job's config dataclass from ``--config`` and the flags, run it, print its
+per-stage table. With no job: the default job (:mod:`swemine.pipelines.default_job`)."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from swemine.pipelines import options
+from swemine.pipelines.configs import JOBS as CONFIGS
+from swemine.pipelines.registry import JOBS
+
+DEFAULT_OUTPUT_ROOT = "swemine-output"
+
+
+def add_job_arguments(parser: argparse.ArgumentParser, name: str) -> None:
+    """``--config`` and one flag per field of the job's config dataclass."""
+    parser.add_argument("--config", default=None, metavar="RUN.YAML",
+                        help="settings from a YAML file (field names as keys); flags given here win")
+    options.add_arguments(parser, CONFIGS[name])
+
+
+def job_from_args(name: str, args: argparse.Namespace):
+    """The job's config dataclass: defaults, then the ``--config`` file, then the flags given."""
+    cls = CONFIGS[name]
+    base = options.from_dict(cls, options.load_yaml(args.config)) if getattr(args, "config", None) else cls()
+    return options.from_namespace(cls, args, base)
+
+
+def summarize(manifest: dict, out=None) -> None:
+    """Print the per-stage table (in pipeline order) and the outputs of a run."""
+    out = out or sys.stdout
+    if manifest.get("noop"):
+        print(f"up to date: {manifest['run_id']} (use --force to recompute)", file=out)
+    print(f"run {manifest['run_id']}  ({manifest['wall_seconds']}s)", file=out)
+    print(f"{'stage':<28}{'in':>9}{'out':>9}{'rejected':>10}{'filtered':>10}", file=out)
+    stages = manifest["stages"]
+    order = [s for s in manifest.get("stage_order", []) if s in stages] + sorted(
+        set(stages) - set(manifest.get("stage_order", [])))
+    for name in order:
+        s = stages[name]
+        print(f"{name:<28}{s['in']:>9}{s['out']:>9}{sum(s['rejected'].values()):>10}"
+              f"{sum(s['filtered'].values()):>10}", file=out)
+    for name in order:
+        for reason, n in sorted(stages[name]["rejected"].items(), key=lambda kv: -kv[1])[:8]:
+            print(f"  {name} rejected {reason}: {n}", file=out)
+    for o in manifest["outputs"]:
+        print(f"  {o['path']}: {o['rows']} rows, {o['bytes']} bytes", file=out)
+    for problem in manifest.get("balance_problems", []):
+        print(f"  COUNTS DO NOT BALANCE: {problem}", file=out)
+
+
+def run_job(name: str, job, output: str, beam_args: list[str], force: bool, workers: int = 1) -> dict:
+    """Run one job (its config dataclass ``job``) into ``output`` with ``workers`` local processes; return the
+    manifest."""
+    from swemine.pipelines import runner
+
+    spec = importlib.import_module(JOBS[name][0]).build_spec(job)
+    return runner.execute(spec, output, beam_args, force=force, workers=workers)
+
+
+def check_inputs(name: str, job) -> str:
+    """The one-line complaint about a job's inputs, or ``""``: a job that reads only ``--input`` needs one, and a
+    pattern matching no file fails unless ``--allow-empty``."""
+    inputs = list(getattr(job, "inputs", ()))
+    if getattr(job, "requires_input", False) and not inputs:
+        return f"`swemine run {name}` needs --input (a file, directory, glob or URL)"
+    if inputs and not getattr(job, "allow_empty", True):
+        from swemine.corpora.inputs import expand_inputs
+        if not expand_inputs(inputs, job.follow_symlinks):
+            return f"--input {' '.join(inputs)} matches no file (pass --allow-empty to run anyway)"
+    return ""
+
+
+def main(args: argparse.Namespace, beam_args: list[str]) -> int:
+    from swemine.manifests.lock import LockError
+    from swemine.pipelines.runner import UsageError, unknown_beam_flags
+
+    unknown = unknown_beam_flags(beam_args)
+    if unknown:
+        print(f"swemine: error: unrecognized arguments: {' '.join(unknown)} (not a swemine flag of this job, "
+              "nor a Beam pipeline option)", file=sys.stderr)
+        return 2
+    if not args.pipeline:
+        return _run_default(args.output or os.path.join(DEFAULT_OUTPUT_ROOT, "default"), beam_args, args.force,
+                            args.workers)
+    output = args.output or os.path.join(DEFAULT_OUTPUT_ROOT, args.pipeline)
+    try:
+        job = job_from_args(args.pipeline, args)
+        problem = check_inputs(args.pipeline, job)
+        if problem:
+            raise UsageError(problem)
+        manifest = run_job(args.pipeline, job, output, beam_args, args.force, args.workers)
+    except (UsageError, LockError, FileNotFoundError) as err:
+        print(f"swemine: error: {str(err).splitlines()[0] if str(err) else type(err).__name__}", file=sys.stderr)
+        return 2
+    if manifest.get("dry_run"):
+        print(f"dry run {manifest['run_id']}: job built, state {manifest['state']}; nothing was submitted")
+        return 0
+    summarize(manifest)
+    print(f"output: {output}")
+    failure = lost_everything(manifest)
+    if failure:
+        print(f"swemine: error: {failure}", file=sys.stderr)
+        return 1
+    return 0 if not manifest.get("balance_problems") else 1
+
+
+def lost_everything(manifest: dict) -> str:
+    """A one-line reason when the run produced nothing because a service could not be reached (every diagnosis
+    left ``not_diagnosed``), else ``""``."""
+    diagnoses = manifest.get("diagnoses") or {}
+    missed = diagnoses.get("not_diagnosed") or {}
+    if missed and not diagnoses.get("verified"):
+        reasons = ", ".join(f"{reason} x{n}" for reason, n in missed.items())
+        return f"no trajectory was diagnosed ({reasons}): is --llm-base-url reachable and --llm-model right?"
+    return ""
+
+
+def _run_default(output: str, beam_args: list[str], force: bool, workers: int = 1) -> int:
+    from swemine.manifests.report import write_report
+    from swemine.pipelines.default_job import default_jobs
+
+    status = 0
+    for name, job in default_jobs():
+        manifest = run_job(name, job, os.path.join(output, name), beam_args, force, workers)
+        print(f"\n## {name}")
+        summarize(manifest)
+        status |= 1 if manifest.get("balance_problems") else 0
+    path, report = write_report(output)
+    print(f"\nreport: {path} ({', '.join(report.plot_names)})")
+    print(f"output: {output}")
+    return status

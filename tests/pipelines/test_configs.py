@@ -1,0 +1,105 @@
+"""The job config dataclasses: every flag name the CLI always had still parses, ``resolve()`` is the one step
+that reads files and git, the LLM settings build one client, the config hash follows the dataclass."""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from swemine.pipelines import cli
+from swemine.pipelines.configs import JOBS, ErrorsJob, FimJob, LLMConfig, LocalizationJob, TasksJob
+from swemine.pipelines.registry import JOBS as REGISTRY
+from swemine.pipelines.run_cmd import job_from_args
+from tests.gitutil import commit_files, init_repo
+
+# Every flag each job took before the configs became dataclasses, with a value when it takes one.
+FILTER_FLAGS = [("--benchmark", "b.jsonl"), ("--decontam-levels", "instance"), ("--cutoff-date", "2024-01-01"),
+                ("--undated", "drop"), ("--grey-repo", "a/b"), ("--repo-alias", "a/b=c/d"), ("--repo-git", "a/b=."),
+                ("--ngram-n", "8"), ("--scrub-secrets", "scrub"), ("--license-allow", "MIT"), ("--license-map", "m"),
+                ("--quality", None), ("--keep-shortest", "2"), ("--dedup", "near"), ("--dedup-threshold", "0.7")]
+OLD_FLAGS = {
+    "trajectories": [("--input", "x"), ("--tasks", "t"), ("--max-file-bytes", "9")],
+    "localization": [("--input", "x"), ("--tasks", "t"), ("--repos", "r"), ("--max-file-bytes", "9"),
+                     *[(f"--{f.replace('_', '-')}", "0.1") for f in ("alpha_file", "alpha_module", "alpha_entity",
+                                                                      "step_cost", "final_bonus_scale",
+                                                                      "commitment_bonus")]],
+    "tasks": [("--repos", "r"), ("--repo", "x"), ("--issues", "i"), ("--rev", "main"), ("--max-code-files", "3"),
+              ("--min-statement-chars", "1"), ("--max-statement-chars", "9"), ("--test-rule", "tests/"),
+              ("--no-verify-apply", None), ("--repo-cache", "c"), ("--localization", None)],
+    "errors": [("--input", "x"), ("--tasks", "t"), ("--max-file-bytes", "9"), ("--diagnoser", "llm"),
+               ("--llm-base-url", "u"), ("--llm-model", "m"), ("--llm-cache-dir", "c"), ("--llm-concurrency", "2"),
+               ("--llm-timeout", "5"), ("--llm-retries", "1"), ("--llm-temperature", "0.5"), ("--llm-seed", "3"),
+               ("--budget-requests", "4"), ("--budget-tokens", "5")],
+    "fim": [("--input", "x"), ("--repos", "y"), ("--format", "psm"), ("--model-family", "starcoder"),
+            ("--in-file-only", None), ("--mixture", "none"), ("--max-file-bytes", "9"), ("--shards", "2"),
+            ("--rationale", None), ("--llm-base-url", "u"), ("--llm-model", "m"), ("--llm-critic-model", "c"),
+            ("--llm-cache-dir", "c"), ("--llm-concurrency", "2"), ("--llm-timeout", "5"), ("--llm-retries", "1"),
+            ("--llm-seed", "3"), ("--budget-requests", "4"), ("--budget-tokens", "5")],
+}
+
+
+def _job(argv: list[str]):
+    return job_from_args(argv[1], cli.build_parser(argv).parse_args(argv))
+
+
+def test_the_job_tables_agree():
+    assert list(JOBS) == list(REGISTRY) == ["trajectories", "localization", "tasks", "errors", "fim"]
+
+
+@pytest.mark.parametrize("name", list(OLD_FLAGS))
+def test_every_old_flag_still_parses_and_lands_in_the_config(name):
+    pairs = OLD_FLAGS[name] + FILTER_FLAGS
+    argv = ["run", name] + [x for flag, value in pairs for x in ((flag, value) if value else (flag,))]
+    job = _job(argv)
+    assert job != JOBS[name]()                      # every flag changed something...
+    for flag, value in pairs:                       # ...and each one on its own changes the config
+        alone = _job(["run", name, flag] + ([value] if value else []))
+        assert alone != JOBS[name](), flag
+
+
+def test_job_values_from_flags():
+    fim = _job(["run", "fim", "--input", "a", "--repos", "b", "c", "--format", "psm", "--mixture", "none"])
+    assert fim.repos == ("a", "b", "c") and fim.fim_format == "psm" and fim.mixture_ratios() == ()
+    tasks = _job(["run", "tasks", "--no-verify-apply", "--test-rule", "spec/", "--test-rule", "*_spec.py"])
+    assert tasks.mine_config().verify_apply is False and tasks.mine_config().test_rules == ("spec/", "*_spec.py")
+    loc = _job(["run", "localization", "--tasks", "t.jsonl", "--alpha-file", "2"])
+    assert loc.reward.alpha_file == 2.0 and loc.tasks == ("t.jsonl",)
+
+
+def test_config_file_and_flags(tmp_path):
+    path = tmp_path / "run.yaml"
+    path.write_text("inputs: [dump/]\ndiagnoser: llm\nllm:\n  model: judge\n  retries: 2\n"
+                    "filters:\n  benchmark: [lite=b.json]\n  dedup: exact\n")
+    job = _job(["run", "errors", "--config", str(path), "--llm-retries", "6"])
+    assert job == ErrorsJob(inputs=("dump/",), diagnoser="llm", llm=LLMConfig(model="judge", retries=6),
+                            filters=dataclasses.replace(ErrorsJob().filters, benchmark=("lite=b.json",), dedup="exact"))
+
+
+def test_llm_config_makes_one_client(tmp_path):
+    client = LLMConfig(base_url="http://127.0.0.1:9/v1", model="m", cache_dir=str(tmp_path), concurrency=2,
+                       timeout=5.0, retries=1, temperature=0.3, seed=7, budget_requests=10,
+                       budget_tokens=99).make_client()
+    assert (client.base_url, client.model, client.cache_dir, client.concurrency, client.timeout_s, client.max_retries,
+            client.max_requests, client.max_tokens_budget, client.default_params) == (
+        "http://127.0.0.1:9/v1", "m", str(tmp_path), 2, 5.0, 1, 10, 99, {"temperature": 0.3, "seed": 7})
+    # errors and fim share the defaults now (fim used to retry 3 times, errors 4)
+    assert ErrorsJob().llm == FimJob().llm and LLMConfig().retries == 4
+
+
+def test_resolve_reads_files_and_git_and_is_json(tmp_path):
+    repo = init_repo(str(tmp_path / "repos" / "acme__calc"))
+    head = commit_files(repo, {"a.py": "x = 1\n"}, "one")
+    job = TasksJob(repos=str(tmp_path / "repos"), localization=True)
+    cfg = job.resolve()
+    assert cfg["repos"] == [{"spec": repo, "name": "acme/calc", "head": head}]
+    json.dumps(cfg)
+    head2 = commit_files(repo, {"a.py": "x = 2\n"}, "two")          # new history → a new config (and hash)
+    assert job.resolve()["repos"][0]["head"] == head2 != head
+    with pytest.raises(ValueError, match="needs --repos"):
+        TasksJob().resolve()
+    assert LocalizationJob(repos="rel/dir").resolve()["repos"] == str(tmp_path.cwd() / "rel" / "dir")
+    # the rules diagnoser ignores the LLM settings, so they do not change its config hash
+    assert ErrorsJob(llm=LLMConfig(model="judge")).resolve() == ErrorsJob().resolve()
+    assert ErrorsJob(diagnoser="llm", llm=LLMConfig(model="judge")).resolve()["llm"]["model"] == "judge"
+    assert "llm" not in FimJob().resolve() and FimJob(rationale=True).resolve()["llm"]["critic_model"] == ""

@@ -1,0 +1,83 @@
+"""User mistakes give one-line errors and a non-zero exit, never a traceback or a "successful" empty run;
+scrubbing is on by default; ``--follow-symlinks`` is the only way to read a symlink out of the input folder."""
+from __future__ import annotations
+
+import os
+import pathlib
+import shutil
+
+import pytest
+
+from swemine.pipelines.cli import build_parser, main
+from swemine.pipelines.registry import JOBS
+
+SAMPLE = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories" / "swe-agent"
+
+
+def _one_line_error(capsys, rc: int, needle: str) -> None:
+    err = capsys.readouterr().err.strip()
+    assert rc == 2
+    assert "Traceback" not in err and len(err.splitlines()) == 1 and needle in err, err
+
+
+def test_missing_input_is_a_one_line_error(tmp_path, capsys):
+    _one_line_error(capsys, main(["run", "trajectories", "--output", str(tmp_path / "o")]), "--input")
+
+
+def test_nonexistent_input_is_a_one_line_error(tmp_path, capsys):
+    rc = main(["run", "trajectories", "--input", str(tmp_path / "nope"), "--output", str(tmp_path / "o")])
+    _one_line_error(capsys, rc, "input not found")
+
+
+def test_empty_glob_fails_unless_allowed(tmp_path, capsys):
+    args = ["run", "trajectories", "--input", str(tmp_path / "*.traj"), "--output", str(tmp_path / "o")]
+    _one_line_error(capsys, main(args), "--allow-empty")
+    assert not (tmp_path / "o").exists()
+    assert main(args + ["--allow-empty"]) == 0
+
+
+def test_output_that_is_a_file_is_refused(tmp_path, capsys):
+    (tmp_path / "o").write_text("x")
+    rc = main(["run", "trajectories", "--input", str(SAMPLE), "--output", str(tmp_path / "o")])
+    _one_line_error(capsys, rc, "not a directory")
+
+
+def test_output_inside_the_input_is_refused(tmp_path, capsys):
+    src = tmp_path / "in"
+    shutil.copytree(SAMPLE, src)
+    rc = main(["run", "trajectories", "--input", str(src), "--output", str(src / "out")])
+    _one_line_error(capsys, rc, "inside the input")
+    assert not (src / "out").exists()
+
+
+@pytest.mark.parametrize("flag,value", [("--max-file-bytes", "-1"), ("--max-file-bytes", "0"),
+                                        ("--dedup-threshold", "7"), ("--dedup-threshold", "-0.1"),
+                                        ("--ngram-n", "0"), ("--keep-shortest", "-2")])
+def test_invalid_numeric_options_are_refused(tmp_path, capsys, flag, value):
+    try:          # argparse's own check exits; ours returns
+        rc = main(["run", "trajectories", "--input", str(SAMPLE), "--output", str(tmp_path / "o"), flag, value])
+    except SystemExit as exc:
+        rc = exc.code
+    assert rc == 2 and flag in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()
+
+
+def test_scrubbing_is_on_by_default_for_every_pipeline():
+    from swemine.pipelines.run_cmd import job_from_args
+
+    for name in JOBS:
+        argv = ["run", name]
+        assert job_from_args(name, build_parser(argv).parse_args(argv)).filters.scrub_secrets == "scrub", name
+
+
+def test_follow_symlinks_flag_reads_an_outside_file(tmp_path, capsys):
+    outside, root = tmp_path / "outside", tmp_path / "root"
+    outside.mkdir()
+    root.mkdir()
+    shutil.copy(SAMPLE / "samples__calc-1.traj", outside / "a.traj")
+    os.symlink(outside / "a.traj", root / "a.traj")
+    assert main(["run", "trajectories", "--input", str(root), "--output", str(tmp_path / "o1")]) == 0
+    assert "read rejected outside_input: 1" in capsys.readouterr().out
+    assert main(["run", "trajectories", "--input", str(root), "--follow-symlinks",
+                 "--output", str(tmp_path / "o2")]) == 0
+    assert "outside_input" not in capsys.readouterr().out

@@ -1,0 +1,48 @@
+"""``swemine run``: the per-stage table in pipeline order, a job from --config, a finished run is a no-op."""
+from __future__ import annotations
+
+import io
+import json
+
+from swemine.pipelines.cli import main
+from swemine.pipelines.run_cmd import summarize
+
+
+def _stage(n_in: int, out: int, rejected: dict | None = None) -> dict:
+    return {"in": n_in, "out": out, "rejected": rejected or {}, "filtered": {}, "info": {}}
+
+
+def test_summary_follows_the_stage_order():
+    manifest = {"run_id": "x-1", "wall_seconds": 1.0, "outputs": [], "stage_order": ["read", "join", "decontam"],
+                "stages": {"decontam": _stage(2, 2), "join": _stage(2, 2), "read": _stage(1, 2, {"bad": 1}),
+                           "zeta": _stage(0, 0)}}
+    out = io.StringIO()
+    summarize(manifest, out)
+    names = [line.split()[0] for line in out.getvalue().splitlines()[2:6]]
+    assert names == ["read", "join", "decontam", "zeta"]          # then stages the order does not know, sorted
+    assert "  read rejected bad: 1" in out.getvalue()
+
+
+def test_run_from_a_config_file(corpora_dir, tmp_path, capsys):
+    cfg = tmp_path / "run.yaml"
+    cfg.write_text(f"inputs: [{corpora_dir / 'swe-agent'}]\nshards: 2\n")
+    out = tmp_path / "out"
+    assert main(["run", "trajectories", "--config", str(cfg), "--output", str(out)]) == 0
+    m = json.loads((out / "manifest.json").read_text())
+    assert m["config"]["inputs"] == [str(corpora_dir / "swe-agent")]
+    assert m["stage_order"][:2] == ["read", "join"] and m["stages"]["join"]["out"] == 37
+    assert sorted(o["path"] for o in m["outputs"] if o["path"].startswith("data/")) == [
+        "data/train-00000-of-00002.parquet", "data/train-00001-of-00002.parquet"]
+    capsys.readouterr()
+    assert main(["run", "trajectories", "--config", str(cfg), "--output", str(out)]) == 0
+    assert capsys.readouterr().out.startswith("up to date")
+
+
+def test_a_run_whose_endpoint_answered_nothing_fails():
+    from swemine.pipelines.run_cmd import lost_everything
+
+    unreachable = {"diagnoses": {"verified": 0, "not_diagnosed": {"llm_APIConnectionError": 23}}}
+    assert lost_everything(unreachable) == ("no trajectory was diagnosed (llm_APIConnectionError x23): is "
+                                            "--llm-base-url reachable and --llm-model right?")
+    partly = {"diagnoses": {"verified": 5, "not_diagnosed": {"budget_exceeded": 18}}}
+    assert lost_everything(partly) == "" and lost_everything({}) == ""
