@@ -20,6 +20,13 @@ def git(repo_path: str, *args: str, input_bytes: bytes | None = None, check: boo
     return proc.stdout
 
 
+def popen(repo_path: str, *args: str) -> subprocess.Popen:
+    """A long-lived ``git -C repo_path args...`` fed on stdin (``cat-file --batch``, ``diff-tree --stdin``): one
+    process answers a whole history's questions. The caller writes stdin, reads stdout and waits."""
+    return subprocess.Popen(["git", "-C", repo_path, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+
+
 def succeeds(repo_path: str, *args: str, input_bytes: bytes | None = None, env: dict[str, str] | None = None) -> bool:
     """True when ``git -C repo_path args...`` exits 0 (its output is discarded)."""
     proc = subprocess.run(["git", "-C", repo_path, *args], input=input_bytes, capture_output=True, env=env)

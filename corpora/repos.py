@@ -21,7 +21,7 @@ import platform
 import re
 import sys
 import sysconfig
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from swemine.corpora.git import RepoError, clone_or_fetch, git, is_repository_root, succeeds
 from swemine.corpora.licenses import LICENSE_FILES, license_from_text
@@ -70,11 +70,13 @@ class RepoSource:
             yield path, self.read(path, commit)
 
     def iter_source_files(self, commit: str | None = None, suffixes: tuple[str, ...] = (".py",),
-                          max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> Iterator[dict]:
-        """SourceFile records (or rejects: ``too_large``, ``binary_file``, ``not_utf8``, ``missing``)."""
+                          max_bytes: int = DEFAULT_MAX_FILE_BYTES,
+                          keep: Callable[[str], bool] | None = None) -> Iterator[dict]:
+        """SourceFile records (or rejects: ``too_large``, ``binary_file``, ``not_utf8``, ``missing``) of the
+        paths ``keep`` accepts (all by default)."""
         commit = commit or self.head()
         lic = self.license(commit)
-        paths = [p for p in self.list_files(commit) if p.endswith(suffixes)]
+        paths = [p for p in self.list_files(commit) if p.endswith(suffixes) and (keep is None or keep(p))]
         for path, data in self._blobs(paths, commit):
             locator = f"{commit}:{path}" if commit else path
             if data is None:

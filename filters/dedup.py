@@ -22,7 +22,7 @@ from typing import Any
 
 from swemine.corpora.records import Filtered, make_filtered
 from swemine.filters.fields import FieldSpec, get_path, iter_texts, spec_for
-from swemine.filters.minhash import band_keys, optimal_bands, signature
+from swemine.filters.minhash import band_keys, optimal_bands, text_signature
 from swemine.filters.text import exact_key, has_words, words
 
 EXACT_STAGE = "dedup_exact"
@@ -82,9 +82,8 @@ def record_bands(record: Mapping[str, Any], spec: FieldSpec, cfg: DedupConfig) -
     text = dedup_text(record, spec)
     if not has_key(text, cfg.min_key_words):
         return []
-    sh = shingles(text, cfg.shingle_size)
     bands, rows = cfg.band_shape()
-    return band_keys(signature(sh, cfg.num_perm, cfg.seed), bands, rows)
+    return band_keys(text_signature(words(text), cfg.shingle_size, cfg.num_perm, cfg.seed), bands, rows)
 
 
 def bucket_edges(ids: Iterable[str]) -> list[tuple[str, str]]:

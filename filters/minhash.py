@@ -32,13 +32,44 @@ def hash_shingles(shingles: Iterable[str]) -> np.ndarray:
 
 def signature(shingles: Iterable[str], num_perm: int = 128, seed: int = 42) -> np.ndarray:
     """MinHash signature (``num_perm`` uint32 values) of a set of shingles; all-max for an empty set."""
-    hv = hash_shingles(shingles)
+    return _min_perm(hash_shingles(shingles), num_perm, seed)
+
+
+def shingle_hashes(words: list[str], n: int) -> np.ndarray:
+    """The :func:`hash_shingles` values of the word ``n``-gram shingles of ``words`` (fewer than ``n`` words: one
+    shingle), without building a string per shingle: the words are joined and encoded once and every shingle is
+    a slice of that buffer, its offsets from a cumulative sum. Repeated shingles hash to repeated values, which
+    MinHash ignores, so no set is built either. Same values, same signatures, same clusters."""
+    if not words:
+        return np.zeros(0, dtype=np.uint64)
+    joined = " ".join(words)
+    buf = joined.encode("utf-8")
+    sizes = np.fromiter(map(len, words), dtype=np.int64, count=len(words)) if joined.isascii() else \
+        np.fromiter((len(w.encode("utf-8")) for w in words), dtype=np.int64, count=len(words))
+    ends = np.cumsum(sizes + 1) - 1                 # byte offset just past each word
+    starts = ends - sizes
+    k = min(n, len(words))
+    lo, hi = starts[:len(words) - k + 1].tolist(), ends[k - 1:].tolist()
+    digest = xxhash.xxh64_intdigest
+    return np.fromiter((digest(buf[a:b]) & 0xFFFFFFFF for a, b in zip(lo, hi)), dtype=np.uint64,
+                       count=len(lo))
+
+
+def text_signature(words: list[str], n: int, num_perm: int = 128, seed: int = 42) -> np.ndarray:
+    """``signature(shingles(text, n))`` for ``words = words(text)``, computed by :func:`shingle_hashes`: the fast
+    path of near-dedup (all-max when there is no word)."""
+    return _min_perm(shingle_hashes(words, n), num_perm, seed)
+
+
+def _min_perm(hv: np.ndarray, num_perm: int, seed: int) -> np.ndarray:
     if hv.size == 0:
         return np.full(num_perm, MAX_HASH, dtype=np.uint64)
     a, b = _perms(num_perm, seed)
-    with np.errstate(over="ignore"):
-        phv = (hv[:, None] * a[None, :] + b[None, :]) >> SHIFT
-    return phv.min(axis=0)
+    with np.errstate(over="ignore"):        # one (num_perm, n) array, updated in place, min along rows
+        phv = np.multiply.outer(a, hv)
+        phv += b[:, None]
+        phv >>= SHIFT
+    return phv.min(axis=1)
 
 
 def band_keys(sig: np.ndarray, bands: int, rows: int) -> list[str]:

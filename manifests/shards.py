@@ -26,6 +26,7 @@ import pyarrow.parquet as pq
 from swemine.corpora.records import conform, schema_fingerprint, sha256_file
 
 TMP_DIR = "_tmp"
+SORT_FIELDS = ("record_id", "source_uri", "source_locator")
 _BUCKET_RE = re.compile(r"^(?P<prefix>.+)\.bucket-(?P<bucket>\d{5})\.parquet$")
 
 
@@ -52,9 +53,16 @@ def write_table_atomic(table: pa.Table, url: str, row_group_size: int = 1000) ->
     fs.mv(tmp, path)
 
 
+def row_order(schema: pa.Schema) -> list[str]:
+    """The columns a bucket is sorted by: ``record_id``, then provenance (equal contents read from two files
+    share an id), so a bucket's order never depends on the order its rows arrived in."""
+    return [f for f in SORT_FIELDS if f in schema.names]
+
+
 def write_bucket(output: str, prefix: str, bucket: int, schema: pa.Schema, rows: Iterable[Mapping]) -> str:
-    """Write one bucket's rows, sorted by ``record_id``, to ``<output>/_tmp/<prefix>.bucket-NNNNN.parquet``."""
-    ordered = sorted((conform(schema, r) for r in rows), key=lambda r: r["record_id"] or "")
+    """Write one bucket's rows, sorted (:func:`row_order`), to ``<output>/_tmp/<prefix>.bucket-NNNNN.parquet``."""
+    fields = row_order(schema)
+    ordered = sorted((conform(schema, r) for r in rows), key=lambda r: tuple(r[f] or "" for f in fields))
     table = pa.Table.from_pylist(ordered, schema=schema)
     url = f"{output.rstrip('/')}/{TMP_DIR}/{prefix.replace('/', '__')}.bucket-{bucket:05d}.parquet"
     write_table_atomic(table, url)

@@ -11,9 +11,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 from collections.abc import Callable
 
+from swemine.pipelines.options import bounded
 from swemine.pipelines.registry import COMMANDS, JOBS
 
 
@@ -29,6 +31,9 @@ def _add_output_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output", default=None, help="run directory, a local path or fsspec URL "
                                                   "(default: swemine-output/<job>)")
     p.add_argument("--force", action="store_true", help="recompute even if the output holds the same finished run")
+    p.add_argument("--workers", type=bounded(int, 1), default=argparse.SUPPRESS,   # before or after the job name
+                   help=f"local processes (default: the machine's cores, here {os.cpu_count() or 1}); the shards are "
+                        "the same for any number (see swemine.pipelines.workers)")
 
 
 def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:

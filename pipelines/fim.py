@@ -37,6 +37,7 @@ from swemine.pipelines.filtering import apply_filters, contamination_summarizer,
 from swemine.pipelines.outputs import FIM as OUTPUT
 from swemine.pipelines.runner import Built, PipelineSpec, combine_summaries
 from swemine.pipelines.stage import FILTERED, Counters, apply_stage
+from swemine.pipelines.workers import broadcast, exchange, gather, owns
 
 READ_STAGE = "fim_read"
 DIST_FIELDS = ("loc", "complexity", "inferability", "fim_score", "difficulty")
@@ -58,9 +59,12 @@ def read_repo(spec: str, max_bytes: int):
     try:
         repo = open_repo(path)
     except (RepoError, OSError) as exc:
-        yield make_reject(READ_STAGE, "repo_unavailable", str(exc), uri=spec)
+        if owns(spec):                  # every --workers process opens every repo; one reports it
+            yield make_reject(READ_STAGE, "repo_unavailable", str(exc), uri=spec)
         return
-    yield from repo.iter_source_files(commit=commit, max_bytes=max_bytes)
+    commit = commit or repo.head()
+    yield from repo.iter_source_files(commit=commit, max_bytes=max_bytes,
+                                      keep=lambda p: owns(file_key({"repo": repo.name, "commit": commit, "path": p})))
 
 
 def _parse_factory(max_bytes: int):
@@ -152,22 +156,25 @@ def _rationale_factory(llm: LLMConfig, critic_model: str):
 
 
 def _select_factory(cfg: FimConfig):
-    return lambda kv: select_repo(list(kv[1]), cfg)
+    return lambda kv: select_repo(list(kv[1]), cfg, keep=owns)
 
 
 def build(p, c: dict, job: FimJob) -> Built:
     """The FIM stages over the resolved config ``c`` (see the module docstring)."""
     cfg = FimConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in c["fim"].items()})
+    # --workers: each process reads the files it owns, sees every structure, selects its own files
     files, read_rej, _ = apply_stage(p | "Repos" >> beam.Create(c["repos"]), READ_STAGE,
-                                     lambda: (lambda spec: read_repo(spec, c["max_file_bytes"])), fanout=True)
+                                     lambda: (lambda spec: read_repo(spec, c["max_file_bytes"])), fanout=True,
+                                     owned=owns)
     # secrets are scrubbed once per source file, before mining: every sample is then made of scrubbed text
     files, source_filtered = apply_filters(files, "source_file", secrets_only(c["filters"]), label="Sources")
     structures, parse_rej, _ = apply_stage(files, PARSE_STAGE, lambda: _parse_factory(c["max_file_bytes"]))
-    by_repo = (structures | "KeyRepo" >> beam.Map(lambda fs: (f"{fs.repo}@{fs.commit}", fs))
-               | "GroupRepo" >> beam.GroupByKey())
-    sels, _, sel_filtered = apply_stage(by_repo, SELECT_STAGE, lambda: _select_factory(cfg), fanout=True)
+    by_repo = gather(structures, "GroupRepo", key=lambda fs: f"{fs.repo}@{fs.commit}")
+    sels, _, sel_filtered = apply_stage(by_repo, SELECT_STAGE, lambda: _select_factory(cfg), fanout=True,
+                                        owned=lambda kv: owns(kv[0]))
     counted = sels | "CountSelections" >> beam.ParDo(_CountSelections())
-    fractions = (sels | "TargetSizes" >> beam.FlatMap(target_counts) | "CountSizes" >> beam.CombinePerKey(sum)
+    sizes = broadcast(sels | "TargetSizes" >> beam.FlatMap(target_counts), "AllTargetSizes")
+    fractions = (sizes | "CountSizes" >> beam.CombinePerKey(sum)
                  | "AsDict" >> beam.combiners.ToDict()
                  | "Fractions" >> beam.Map(lambda d: mixture_fractions({k: d.get(k, 0) for k in FIM_SPLITS},
                                                                       tuple(cfg.mixture))))
@@ -178,9 +185,10 @@ def build(p, c: dict, job: FimJob) -> Built:
     keyed_files = files | "KeyFile" >> beam.Map(lambda src: (file_key(src), src))
     sources = {"sel": keyed_sels, "src": keyed_files}
     if c["format"] == "repo":
-        requests = keyed_sels | "ContextRequests" >> beam.FlatMap(_context_requests)
-        sources["ctx"] = ({"req": requests, "src": keyed_files} | "JoinContext" >> beam.CoGroupByKey()
-                          | "RouteContext" >> beam.FlatMap(_route_context))
+        requests = exchange(keyed_sels | "ContextRequests" >> beam.FlatMap(_context_requests), "ToContextFile",
+                            key=lambda kv: kv[0])
+        sources["ctx"] = exchange({"req": requests, "src": keyed_files} | "JoinContext" >> beam.CoGroupByKey()
+                                  | "RouteContext" >> beam.FlatMap(_route_context), "ToRequester", key=lambda kv: kv[0])
     joined = sources | "JoinContent" >> beam.CoGroupByKey()
     rows, emit_rej, emit_filtered = apply_stage(joined, EMIT_STAGE, lambda: _emit_factory(
         c["format"], c["model_family"], cfg.repo_context_chars, c["special_tokens"]), fanout=True)
@@ -247,4 +255,5 @@ def build_spec(job: FimJob) -> PipelineSpec:
     return PipelineSpec(name="fim", config=config, outputs={OUTPUT: FIM_SCHEMA},
                         build=lambda p, ctx: build(p, config, job), num_buckets=job.shards or 1,
                         scrub_filtered=False,     # samples come from scrubbed files
+                        partitionable=True,
                         summarize=combine_summaries(summarize, contamination_summarizer(config["filters"])))

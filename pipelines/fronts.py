@@ -8,6 +8,12 @@ then stage ``join`` (:func:`swemine.corpora.normalize.join_instance`, counted pe
 ``{"instance_id", "task", "trajs"}`` per instance that has trajectories, or per task when there are no inputs
 (gold-only localization). The task is :func:`swemine.corpora.tasks.pick_task` of those listing the instance.
 ``trajectories(groups)`` flattens the groups back into trajectory records.
+
+Under ``--workers`` (:mod:`swemine.pipelines.workers`) each process reads its :func:`share` of the units and task
+files; labels and tasks are broadcast (small), trajectories stay where they were read, so a group holds that
+process's trajectories of the instance (a job that needs whole groups is not ``partitionable``). The instance
+ids that have trajectories are broadcast too, so an instance without any anywhere (``info.unused_tasks``, or a
+gold-only group) is handled once, by the process that :func:`owns` it.
 """
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ from swemine.corpora.inputs import expand_inputs
 from swemine.corpora.normalize import join_instance, read_unit
 from swemine.corpora.tasks import load_tasks, pick_task
 from swemine.pipelines.stage import Counters, apply_stage
+from swemine.pipelines.workers import broadcast, current, file_weight, owns, share
 
 #: The task fields a trajectory needs (record_id for the stable choice; the rest is applied to it).
 TASK_CONTEXT = ("record_id", "repo", "base_commit", "problem_statement")
@@ -24,7 +31,7 @@ TASK_CONTEXT = ("record_id", "repo", "base_commit", "problem_statement")
 
 def read_tasks(p: beam.Pipeline, specs: list[str]):
     """Every task (and reject) of the task files / Hub datasets ``specs``, as one stage named ``tasks``."""
-    tasks, rejects, _ = apply_stage(p | "TaskSpecs" >> beam.Create(list(specs)), "tasks",
+    tasks, rejects, _ = apply_stage(p | "TaskSpecs" >> beam.Create(share(specs, file_weight)), "tasks",
                                     lambda: (lambda spec: load_tasks([spec])), fanout=True)
     return tasks, rejects
 
@@ -55,6 +62,8 @@ class _Join(beam.DoFn):
         iid, grouped = kv
         trajs = list(grouped.get("trajs", ()))
         task = pick_task(grouped.get("tasks", ()))
+        if not trajs and (grouped.get("seen") or not owns(iid)):
+            return                              # --workers: another process holds this instance
         if not trajs and (self.with_inputs or task is None):
             if task is not None:
                 self.counters.inc("info.unused_tasks")
@@ -74,16 +83,19 @@ def read_trajectories(p: beam.Pipeline, source, tasks=None, task_fields: tuple[s
     keyed, rejects = {}, []
     inputs, max_file_bytes = list(source.inputs), source.max_file_bytes
     if inputs:
-        units = expand_inputs(inputs, source.follow_symlinks)
+        units = share(expand_inputs(inputs, source.follow_symlinks), weight=lambda u: file_weight(u.uri))
         recs, read_rejects, _ = apply_stage(
             p | "Units" >> beam.Create(units, reshuffle=True), "read",
             lambda: (lambda unit: read_unit(unit, max_file_bytes)), fanout=True, progress_every=100)
         split = recs | "SplitKinds" >> beam.ParDo(_SplitKinds()).with_outputs("labels", main="trajs")
-        keyed.update(trajs=split.trajs, labels=split.labels)
+        keyed.update(trajs=split.trajs, labels=broadcast(split.labels, "AllLabels"))
+        if current() is not None:
+            keyed["seen"] = broadcast(split.trajs | "TrajInstances" >> beam.Map(lambda kv: (kv[0], True)),
+                                      "AllInstances")
         rejects.append(read_rejects)
     if tasks is not None:
         keep = (lambda t: t) if task_fields is None else (lambda t: {k: t.get(k) for k in task_fields})
-        keyed["tasks"] = tasks | "KeyTasks" >> beam.Map(lambda t: (t["instance_id"], keep(t)))
+        keyed["tasks"] = broadcast(tasks | "KeyTasks" >> beam.Map(lambda t: (t["instance_id"], keep(t))), "AllTasks")
     groups = keyed | "CoGroup" >> beam.CoGroupByKey() | "Join" >> beam.ParDo(_Join(bool(inputs)))
     return groups, rejects
 

@@ -51,12 +51,13 @@ def summarize(manifest: dict, out=None) -> None:
         print(f"  COUNTS DO NOT BALANCE: {problem}", file=out)
 
 
-def run_job(name: str, job, output: str, beam_args: list[str], force: bool) -> dict:
-    """Run one job (its config dataclass ``job``) into ``output``; return the manifest."""
+def run_job(name: str, job, output: str, beam_args: list[str], force: bool, workers: int = 1) -> dict:
+    """Run one job (its config dataclass ``job``) into ``output`` with ``workers`` local processes; return the
+    manifest."""
     from swemine.pipelines import runner
 
     spec = importlib.import_module(JOBS[name][0]).build_spec(job)
-    return runner.execute(spec, output, beam_args, force=force)
+    return runner.execute(spec, output, beam_args, force=force, workers=workers)
 
 
 def check_inputs(name: str, job) -> str:
@@ -81,15 +82,17 @@ def main(args: argparse.Namespace, beam_args: list[str]) -> int:
         print(f"swemine: error: unrecognized arguments: {' '.join(unknown)} (not a swemine flag of this job, "
               "nor a Beam pipeline option)", file=sys.stderr)
         return 2
+    workers = getattr(args, "workers", None) or os.cpu_count() or 1
     if not args.pipeline:
-        return _run_default(args.output or os.path.join(DEFAULT_OUTPUT_ROOT, "default"), beam_args, args.force)
+        return _run_default(args.output or os.path.join(DEFAULT_OUTPUT_ROOT, "default"), beam_args, args.force,
+                            workers)
     output = args.output or os.path.join(DEFAULT_OUTPUT_ROOT, args.pipeline)
     try:
         job = job_from_args(args.pipeline, args)
         problem = check_inputs(args.pipeline, job)
         if problem:
             raise UsageError(problem)
-        manifest = run_job(args.pipeline, job, output, beam_args, args.force)
+        manifest = run_job(args.pipeline, job, output, beam_args, args.force, workers)
     except (UsageError, LockError, FileNotFoundError) as err:
         print(f"swemine: error: {str(err).splitlines()[0] if str(err) else type(err).__name__}", file=sys.stderr)
         return 2
@@ -116,13 +119,13 @@ def lost_everything(manifest: dict) -> str:
     return ""
 
 
-def _run_default(output: str, beam_args: list[str], force: bool) -> int:
+def _run_default(output: str, beam_args: list[str], force: bool, workers: int = 1) -> int:
     from swemine.manifests.report import write_report
     from swemine.pipelines.default_job import default_jobs
 
     status = 0
     for name, job in default_jobs():
-        manifest = run_job(name, job, os.path.join(output, name), beam_args, force)
+        manifest = run_job(name, job, os.path.join(output, name), beam_args, force, workers)
         print(f"\n## {name}")
         summarize(manifest)
         status |= 1 if manifest.get("balance_problems") else 0

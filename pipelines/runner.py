@@ -26,8 +26,9 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from swemine.corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
 from swemine.manifests import manifest as mf
 from swemine.manifests.lock import output_lock
-from swemine.manifests.shards import TMP_DIR, bucket_of, finalize_shards, write_bucket
+from swemine.manifests.shards import TMP_DIR, bucket_of, finalize_shards
 from swemine.pipelines import dataflow
+from swemine.pipelines import workers as pipeline_workers
 from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
 from swemine.pipelines.outputs import REJECTS as REJECTS_PREFIX
 
@@ -92,6 +93,7 @@ class PipelineSpec:
     build: Callable[[beam.Pipeline, RunContext], Built]
     input_uris: list[str] = field(default_factory=list)
     num_buckets: int | None = None                    # shards per output; default from input size
+    partitionable: bool = False                       # build() is written for --workers (see pipelines.workers)
     summarize: Callable[[str, dict], dict] | None = None  # extra manifest entries from the written run
     scrub_filtered: bool = True                       # False when filtered rows derive from scrubbed inputs only
 
@@ -130,12 +132,13 @@ class WriteShards(beam.PTransform):
 
     def expand(self, pcoll):
         n, output, prefix, schema, stamp = self.num_buckets, self.output, self.prefix, self.schema, self.config_hash
+        write = pipeline_workers.bucket_writer()
         if "config_hash" in schema.names:
             pcoll = pcoll | "Stamp" >> beam.Map(lambda r: {**r, "config_hash": stamp})
         return (pcoll
                 | "Key" >> beam.Map(lambda r: (bucket_of(r["record_id"], n), r))
                 | "Group" >> beam.GroupByKey()
-                | "Write" >> beam.MapTuple(lambda b, rows: write_bucket(output, prefix, b, schema, rows)))
+                | "Write" >> beam.MapTuple(lambda b, rows: write(output, prefix, b, schema, rows)))
 
 
 def _default_buckets(inputs: list[dict]) -> int:
@@ -150,6 +153,31 @@ def _counters(result) -> list[tuple[str, int]]:
         value = c.committed if c.committed is not None else c.attempted
         out.append((c.key.metric.name, int(value or 0)))
     return out
+
+
+def _schemas(spec: PipelineSpec) -> dict[str, pa.Schema]:
+    return {**spec.outputs, REJECTS_PREFIX: REJECT_SCHEMA, FILTERED_PREFIX: FILTERED_SCHEMA}
+
+
+def _run(spec: PipelineSpec, output: str, beam_args: list[str] | None,
+         inputs: list[dict]) -> tuple[list[tuple[str, int]], list[str]]:
+    """Run the pipeline writing its buckets under ``output``; return its counters and :func:`stage_order`."""
+    p, _ = construct(spec, output, beam_args, inputs)
+    result = p.run()
+    result.wait_until_finish()
+    return _counters(result), stage_order(p)
+
+
+def _run_workers(spec: PipelineSpec, output: str, beam_args: list[str] | None, inputs: list[dict],
+                 n: int) -> tuple[list[tuple[str, int]], list[str]]:
+    """``n`` partitions of the pipeline in ``n`` processes, their buckets merged into ``output``; the summed
+    counters and the (common) stage order."""
+    root, results = pipeline_workers.run_partitioned(lambda out: _run(spec, out, beam_args, inputs), n)
+    try:
+        pipeline_workers.merge_buckets(root, n, output, _schemas(spec))
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return pipeline_workers.merge_counters([c for c, _ in results]), results[0][1]
 
 
 def stage_order(p: beam.Pipeline) -> list[str]:
@@ -175,7 +203,7 @@ def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = Non
     if inputs is None:
         inputs = mf.input_listing(spec.input_uris)
     n_buckets = spec.num_buckets or _default_buckets(inputs)
-    schemas = {**spec.outputs, REJECTS_PREFIX: REJECT_SCHEMA, FILTERED_PREFIX: FILTERED_SCHEMA}
+    schemas = _schemas(spec)
     ctx = RunContext(config=cfg, config_hash=cfg_hash, output=output)
     p = beam.Pipeline(options=beam_options(dataflow.with_staging(list(beam_args or []))))
     built = spec.build(p, ctx)
@@ -198,8 +226,11 @@ def dry_run(spec: PipelineSpec, output: str, beam_args: list[str]):
     return p.run()
 
 
-def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None, force: bool = False) -> dict:
-    """Run ``spec`` into ``output``; return the manifest. A finished run with the same config is a no-op."""
+def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None, force: bool = False,
+            workers: int = 1) -> dict:
+    """Run ``spec`` into ``output``; return the manifest. A finished run with the same config is a no-op.
+
+    ``workers`` > 1 runs a partitionable spec on a local runner as that many processes (same shards)."""
     cfg = {"pipeline": spec.name, **spec.config}
     cfg_hash = mf.config_hash(cfg)
     if dataflow.is_dry_run(list(beam_args or [])):
@@ -208,11 +239,11 @@ def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
                 "job": getattr(result, "job", None)}
     check_output(output, list(spec.config.get("inputs") or []))
     with output_lock(output):
-        return _execute_locked(spec, output, beam_args, force, cfg, cfg_hash)
+        return _execute_locked(spec, output, beam_args, force, cfg, cfg_hash, workers)
 
 
 def _execute_locked(spec: PipelineSpec, output: str, beam_args: list[str] | None, force: bool, cfg: dict,
-                    cfg_hash: str) -> dict:
+                    cfg_hash: str, workers: int = 1) -> dict:
     if not force and mf.is_complete(output, cfg_hash, cfg):
         log.info("%s: up to date (config %s); use --force to recompute", output, cfg_hash)
         manifest = mf.read_manifest(output)
@@ -224,12 +255,13 @@ def _execute_locked(spec: PipelineSpec, output: str, beam_args: list[str] | None
         fs.rm(f"{root}/{TMP_DIR}", recursive=True)
     fs.makedirs(root, exist_ok=True)
     inputs = mf.input_listing(spec.input_uris)
-    p, schemas = construct(spec, output, beam_args, inputs)
-    result = p.run()
-    result.wait_until_finish()
-    stages = mf.stage_counters(_counters(result))
-    infos = finalize_shards(output, schemas)
-    extra = {"stage_order": stage_order(p), **(spec.summarize(output, stages) if spec.summarize else {})}
+    if workers > 1 and spec.partitionable and pipeline_workers.is_local(list(beam_args or [])):
+        counters, order = _run_workers(spec, output, beam_args, inputs, workers)
+    else:
+        counters, order = _run(spec, output, beam_args, inputs)
+    stages = mf.stage_counters(counters)
+    infos = finalize_shards(output, _schemas(spec))
+    extra = {"stage_order": order, **(spec.summarize(output, stages) if spec.summarize else {})}
     manifest = mf.build_manifest(pipeline=spec.name, config=cfg, cfg_hash=cfg_hash, inputs=inputs, stages=stages,
                                  outputs=[i.as_dict() for i in infos], started=started, extra=extra)
     mf.write_manifest(output, manifest)

@@ -70,15 +70,19 @@ class StageDoFn(beam.DoFn):
     ``info.empty`` counts the inputs that yielded nothing at all (see
     :func:`swemine.manifests.manifest.balance_problems`). ``in_weight`` lets a stage count something other than
     one per element (e.g. the records of a group, so that a group → one result per record stage balances).
+    ``owned`` marks elements that every ``--workers`` process sees (a repo spec, a repository's structures):
+    only the process for which ``owned(element)`` is true counts the element and reports its exception.
     """
 
     def __init__(self, stage: str, factory: Callable[[], StageFn], *, fanout: bool = False,
-                 progress_every: int = 0, in_weight: Callable[[Any], int] | None = None):
+                 progress_every: int = 0, in_weight: Callable[[Any], int] | None = None,
+                 owned: Callable[[Any], bool] | None = None):
         self.stage = stage
         self.factory = factory
         self.fanout = fanout
         self.progress_every = progress_every
         self.in_weight = in_weight
+        self.owned = owned
         self._fn: StageFn | None = None
 
     def setup(self):
@@ -89,7 +93,9 @@ class StageDoFn(beam.DoFn):
 
     def process(self, element):
         c = self._counters
-        c.inc("in", self.in_weight(element) if self.in_weight else 1)
+        mine = self.owned is None or self.owned(element)
+        if mine:
+            c.inc("in", self.in_weight(element) if self.in_weight else 1)
         if self.fanout and self._seen == 0:
             c.inc("info.fanout")
         self._seen += 1
@@ -100,9 +106,11 @@ class StageDoFn(beam.DoFn):
             for result in route(c, self._fn(element)):
                 produced = True
                 yield result
-            if self.fanout and not produced:
+            if self.fanout and not produced and mine:
                 c.inc("info.empty")
         except Exception as exc:  # noqa: BLE001 - any failure of one record becomes a counted reject
+            if not mine:
+                return
             reason = f"exception:{type(exc).__name__}"
             c.inc(f"rejected.{reason}")
             rec = element if isinstance(element, dict) else {}
@@ -114,8 +122,10 @@ class StageDoFn(beam.DoFn):
 
 
 def apply_stage(pcoll, stage: str, factory: Callable[[], StageFn], *, fanout: bool = False,
-                progress_every: int = 0, in_weight: Callable[[Any], int] | None = None):
+                progress_every: int = 0, in_weight: Callable[[Any], int] | None = None,
+                owned: Callable[[Any], bool] | None = None):
     """Apply a stage; returns ``(main, rejects, filtered)`` PCollections."""
     res = pcoll | stage >> beam.ParDo(StageDoFn(stage, factory, fanout=fanout, progress_every=progress_every,
-                                                in_weight=in_weight)).with_outputs(REJECTS, FILTERED, main="main")
+                                                in_weight=in_weight, owned=owned)
+                                      ).with_outputs(REJECTS, FILTERED, main="main")
     return res.main, res[REJECTS], res[FILTERED]

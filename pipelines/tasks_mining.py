@@ -16,13 +16,15 @@ from swemine.corpora.repos import GitRepo, RepoError, open_repo
 from swemine.miners.code_structure import StructureParser
 from swemine.miners.localization.mine import LOCALIZATION_SCHEMA, mine_instance
 from swemine.miners.localization.mine import STAGE as STAGE_LOCALIZATION
-from swemine.miners.tasks.history import STAGE_LIST, MineConfig, list_commits, mine_commit, pick_instance
+from swemine.miners.tasks.git_stream import prepare
+from swemine.miners.tasks.history import STAGE_LIST, MineConfig, classify, list_commits, mine_commit, pick_instance
 from swemine.miners.tasks.issue_links import IssueIndex, read_issues
 from swemine.pipelines.configs import TasksJob
 from swemine.pipelines.filtering import apply_filters, contamination_summarizer
 from swemine.pipelines.outputs import LOCALIZATION, TASKS
 from swemine.pipelines.runner import Built, PipelineSpec
 from swemine.pipelines.stage import apply_stage
+from swemine.pipelines.workers import exchange, file_weight, share
 
 
 class _Repos:
@@ -42,7 +44,8 @@ class _Repos:
         return self._open[key]
 
 
-def _list_fn(rev: str, cache_dir: str | None):
+def _list_fn(rev: str, cache_dir: str | None, cfg: MineConfig):
+    """Commits of a repository, the fix candidates with their git work done in a few streamed git processes."""
     repos = _Repos(cache_dir)
 
     def fn(item: dict):
@@ -51,7 +54,8 @@ def _list_fn(rev: str, cache_dir: str | None):
         except RepoError as exc:
             yield make_reject(STAGE_LIST, "not_a_git_repo", str(exc), uri=item["spec"])
             return
-        for commit in list_commits(repo.path, repo.name, rev, uri=repo.uri):
+        for commit in prepare(list_commits(repo.path, repo.name, rev, uri=repo.uri),
+                              lambda c: classify(c, cfg)[0], rev, cfg.verify_apply):
             yield {**commit, "repo_spec": item["spec"], "repo_label": item["name"]}
     return fn
 
@@ -89,12 +93,14 @@ def build_spec(job: TasksJob) -> PipelineSpec:
     cfg, issue_paths, cache_dir, rev = job.mine_config(), config["issues"], job.repo_cache, job.rev
 
     def build(p, ctx):
-        commits, list_rejects, _ = apply_stage(p | "RepoSpecs" >> beam.Create(specs), STAGE_LIST,
-                                               lambda: _list_fn(rev, cache_dir), fanout=True)
+        mine_specs = share(specs, weight=lambda s: file_weight(s["spec"]))
+        commits, list_rejects, _ = apply_stage(p | "RepoSpecs" >> beam.Create(mine_specs), STAGE_LIST,
+                                               lambda: _list_fn(rev, cache_dir, cfg), fanout=True)
         mined, mine_rejects, mine_filtered = apply_stage(
-            commits | "Spread" >> beam.Reshuffle(), "history_mine",
+            exchange(commits | "Spread" >> beam.Reshuffle(), "ToCommit", key=lambda c: c["sha"]), "history_mine",
             lambda: _mine_fn(cfg, issue_paths, cache_dir), progress_every=5000)
-        grouped = (mined | "ByInstance" >> beam.Map(lambda t: (t["instance_id"], t))
+        grouped = (exchange(mined | "ByInstance" >> beam.Map(lambda t: (t["instance_id"], t)), "ToInstance",
+                            key=lambda kv: kv[0])
                    | "GroupInstances" >> beam.GroupByKey())
         tasks, _, dup_filtered = apply_stage(grouped, "history_dedupe",
                                              lambda: (lambda kv: pick_instance(list(kv[1]))),
@@ -107,11 +113,11 @@ def build_spec(job: TasksJob) -> PipelineSpec:
                                                                 lambda: _localize_fn(specs, cache_dir))
             rejects.append(loc_rejects)
         if issue_paths:
-            _, issue_rejects, _ = apply_stage(p | "IssueDumps" >> beam.Create(issue_paths), "issues",
+            _, issue_rejects, _ = apply_stage(p | "IssueDumps" >> beam.Create(share(issue_paths, file_weight)), "issues",
                                               lambda: read_issues, fanout=True)
             rejects.append(issue_rejects)
         return Built(outputs=outputs, rejects=rejects, filtered=[mine_filtered, dup_filtered, task_filtered])
 
     schemas = {TASKS: TASK_SCHEMA, **({LOCALIZATION: LOCALIZATION_SCHEMA} if job.localization else {})}
     return PipelineSpec(name="tasks", config=config, outputs=schemas, build=build, input_uris=issue_paths,
-                        summarize=contamination_summarizer(config["filters"]))
+                        summarize=contamination_summarizer(config["filters"]), partitionable=True)

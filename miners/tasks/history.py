@@ -44,6 +44,7 @@ from swemine.corpora.records import (
     provenance,
     sha256_bytes,
 )
+from swemine.miners.tasks.git_stream import prepare
 from swemine.miners.tasks.issue_links import IssueIndex, closing_refs, problem_statement
 
 STAGE_LIST = "history_list"
@@ -168,6 +169,8 @@ def base_of(commit: dict, kind: str) -> tuple[str, str]:
     """``(base_commit, tip)``: merge base of the parents and the second parent for a merge, else parent and self."""
     if kind == "pr_merge":
         p1, p2 = commit["parents"]
+        if "base" in commit:                               # computed by git_stream.prepare
+            return commit["base"], p2
         base = git(commit["repo_path"], "merge-base", p1, p2).decode().strip()
         return base, p2
     return commit["parents"][0], commit["sha"]
@@ -201,11 +204,13 @@ def chunk_path(header: str) -> str:
 
 
 def split_diff(repo_path: str, base: str, tip: str, rules: tuple[str, ...] = DEFAULT_TEST_RULES,
-               doc_rules: tuple[str, ...] = DEFAULT_DOC_RULES) -> Diff:
-    """The diff ``base..tip`` (no renames, one ``git diff``) split by path rules into test, documentation and code
-    patches (a path that is both test and documentation is a test)."""
-    text = git(repo_path, "-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff", "--no-renames",
-                "--src-prefix=a/", "--dst-prefix=b/", base, tip, "--").decode("utf-8")
+               doc_rules: tuple[str, ...] = DEFAULT_DOC_RULES, raw: bytes | None = None) -> Diff:
+    """The diff ``base..tip`` (no renames, one ``git diff`` unless ``raw`` holds it) split by path rules into test,
+    documentation and code patches (a path that is both test and documentation is a test)."""
+    if raw is None:
+        raw = git(repo_path, "-c", "core.quotepath=off", "diff", "--no-color", "--no-ext-diff", "--no-renames",
+                  "--src-prefix=a/", "--dst-prefix=b/", base, tip, "--")
+    text = raw.decode("utf-8")
     out = Diff()
     for body in re.split(r"^diff --git ", text, flags=re.M)[1:]:
         chunk = "diff --git " + body
@@ -252,7 +257,7 @@ def mine_commit(commit: dict, cfg: MineConfig, issues: IssueIndex | None = None,
         return
     base, tip = base_of(commit, kind)
     try:
-        diff = split_diff(commit["repo_path"], base, tip, cfg.test_rules, cfg.doc_rules)
+        diff = split_diff(commit["repo_path"], base, tip, cfg.test_rules, cfg.doc_rules, raw=commit.get("diff"))
     except UnicodeDecodeError as exc:
         yield make_filtered(STAGE_MINE, "non_utf8_diff", meta, "commit", {"kind": kind, "error": str(exc)})
         return
@@ -270,7 +275,7 @@ def mine_commit(commit: dict, cfg: MineConfig, issues: IssueIndex | None = None,
     task = _task(commit, kind, number, base, diff, statement, source, linked, pr_row, config_hash)
     reason = _filter_reason(diff, statement, cfg)
     if reason is None and cfg.verify_apply:
-        if not patch_applies(commit["repo_path"], base, task["patch"] + task["test_patch"]):
+        if not (commit.get("applies") or patch_applies(commit["repo_path"], base, task["patch"] + task["test_patch"])):
             reason = "patch_does_not_apply"
     if reason:
         yield make_filtered(STAGE_MINE, reason, task, "task", {**evidence, "statement_chars": len(statement)})
@@ -350,7 +355,8 @@ def mine_repo(repo_path: str, repo_name: str, cfg: MineConfig | None = None, iss
     A git failure on one commit becomes a reject, as in the Beam stage."""
     cfg = cfg or MineConfig()
     by_instance: dict[str, list[dict]] = {}
-    for commit in list_commits(repo_path, repo_name, rev):
+    for commit in prepare(list_commits(repo_path, repo_name, rev), lambda c: classify(c, cfg)[0], rev,
+                          cfg.verify_apply):
         try:
             results = list(mine_commit(commit, cfg, issues))
         except RepoError as exc:

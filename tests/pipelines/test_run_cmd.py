@@ -3,7 +3,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
 
+import pytest
+
+from swemine.pipelines import runner
 from swemine.pipelines.cli import main
 from swemine.pipelines.run_cmd import summarize
 
@@ -46,3 +50,21 @@ def test_a_run_whose_endpoint_answered_nothing_fails():
                                             "--llm-base-url reachable and --llm-model right?")
     partly = {"diagnoses": {"verified": 5, "not_diagnosed": {"budget_exceeded": 18}}}
     assert lost_everything(partly) == "" and lost_everything({}) == ""
+
+
+def test_workers_flag_reaches_the_runner_before_or_after_the_job(monkeypatch, tmp_path):
+    """``--workers`` is a run-level flag (not part of the job config, so not of its hash): given before or after
+    the job name it reaches ``runner.execute``; absent, the machine's cores; 0 is refused."""
+
+    seen = []
+    monkeypatch.setattr(runner, "execute", lambda spec, output, beam_args, force, workers: seen.append(workers) or
+                        {"dry_run": True, "run_id": "x", "state": "DONE"})
+    (tmp_path / "t.traj").write_text('{"trajectory": [], "info": {}}')
+    data = str(tmp_path)
+    assert main(["run", "--workers", "3", "trajectories", "--input", data]) == 0
+    assert main(["run", "trajectories", "--input", data, "--workers", "2"]) == 0
+    assert main(["run", "trajectories", "--input", data]) == 0
+    assert seen == [3, 2, os.cpu_count() or 1]
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "trajectories", "--input", data, "--workers", "0"])
+    assert exc.value.code == 2

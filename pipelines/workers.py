@@ -1,0 +1,327 @@
+"""``swemine run --workers N`` on one machine: N in-process Beam pipelines in N OS processes, one merge.
+
+Why not Beam's own local parallelism: the FnApiRunner's ``multi_processing`` mode starts SDK worker
+subprocesses (~2.5 s) and moves every element through the runner process over gRPC, which made runs on two
+cores slower than one. Here every worker is the *same* pipeline graph on the in-process FnApiRunner, forked
+from the launching process (so nothing is imported twice), working on its own part of the data:
+
+- sources take :func:`share` of their list (units, task files, repo specs), balanced by size;
+- where the graph needs records of one key together (a join, a group, a dedup bucket) it calls
+  :func:`exchange` (records move to the worker owning the key's hash) or :func:`broadcast` (every worker
+  sees every record: small tables such as run labels, tasks or per-key counts). Both are the identity in a
+  one-worker run, so that graph, and the one Dataflow runs, is unchanged. A worker writes what it sends to
+  pickle files, marks itself done, and the reading stage waits (a side input orders the stages) until all
+  workers are done. The FnApiRunner may order independent stages differently in two workers, so the waits
+  are chained in build order (each exchange's reading stage also waits for the previous one's): no two workers
+  can wait for each other at two different exchanges;
+- per-file work that needs a whole repository (the FIM graph) runs on every worker from broadcast
+  structures, each keeping the files it :func:`owns`.
+
+Each worker writes its shard buckets under a scratch directory with the run's global bucket count; the merge
+concatenates bucket ``b`` of every worker, sorts it as the one-worker writer does (record id, provenance), writes
+the same bytes; counters are summed (the ``info.fanout`` flag: max). A worker that fails aborts the others.
+"""
+from __future__ import annotations
+
+import glob
+import hashlib
+import itertools
+import logging
+import multiprocessing
+import os
+import pickle
+import shutil
+import tempfile
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import apache_beam as beam
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from swemine.corpora.records import conform
+from swemine.manifests.shards import TMP_DIR, row_order, write_bucket, write_table_atomic
+
+log = logging.getLogger("swemine")
+
+ABORT = "ABORT"
+POLL_S = 0.005
+LOCAL_RUNNERS = ("FnApiRunner", "DirectRunner", "BundleBasedDirectRunner", "SwitchingDirectRunner")
+
+
+@dataclass(frozen=True)
+class Partition:
+    """This process's place in a ``--workers`` run: worker ``index`` of ``count``, exchanging under ``root``."""
+    index: int
+    count: int
+    root: str
+
+
+_current: Partition | None = None
+_exchanges = itertools.count()      # numbers the exchanges in build order: the same in every worker
+_last_done = None                   # the previous exchange's "done" output: each exchange waits after it
+
+
+def current() -> Partition | None:
+    """The partition of the running worker, ``None`` in a one-worker run (and on Dataflow)."""
+    return _current
+
+
+def slot(key: Any, count: int) -> int:
+    """The worker owning ``key`` (stable across processes and runs: a hash of its ``repr``)."""
+    digest = hashlib.blake2b(repr(key).encode("utf-8"), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % count
+
+
+def owns(key: Any) -> bool:
+    """True when this worker owns ``key`` (always in a one-worker run)."""
+    part = _current
+    return part is None or slot(key, part.count) == part.index
+
+
+def share(items: Iterable, weight: Callable[[Any], float] | None = None) -> list:
+    """This worker's part of a source list: items dealt largest first to the least-loaded worker (ties: lowest
+    index), so the parts are balanced by ``weight`` and the same in every worker. All items in a one-worker run."""
+    items = list(items)
+    part = _current
+    if part is None:
+        return items
+    weigh = weight or (lambda _: 1)
+    loads = [0.0] * part.count
+    mine = []
+    for i in sorted(range(len(items)), key=lambda i: (-weigh(items[i]), i)):
+        w = min(range(part.count), key=lambda k: (loads[k], k))
+        loads[w] += weigh(items[i])
+        if w == part.index:
+            mine.append(items[i])
+    return mine
+
+
+def file_weight(uri: str) -> int:
+    """Bytes under a local file or directory (1 when it cannot be stat-ed): the weight :func:`share` balances."""
+    if os.path.isdir(uri):
+        return sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(uri) for f in fs) or 1
+    try:
+        return os.path.getsize(uri) or 1
+    except OSError:
+        return 1
+
+
+class _Spill(beam.DoFn):
+    """Pickle each record into the file of the worker that should receive it (``all`` for a broadcast)."""
+
+    def __init__(self, part: Partition, folder: str, key: Callable[[Any], Any] | None):
+        self.part, self.folder, self.key = part, folder, key
+
+    def start_bundle(self):
+        self._files: dict[str, Any] = {}
+        self._tag = uuid.uuid4().hex[:12]
+
+    def process(self, element):
+        dest = "all" if self.key is None else str(slot(self.key(element), self.part.count))
+        fh = self._files.get(dest)
+        if fh is None:
+            fh = self._files[dest] = open(os.path.join(self.folder, f"to-{dest}.from-{self.part.index}.{self._tag}.tmp"),
+                                          "wb")
+        pickle.dump(element, fh, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def finish_bundle(self):
+        for fh in self._files.values():
+            fh.close()
+            os.replace(fh.name, fh.name[:-len(".tmp")] + ".pkl")
+
+
+def wait_for(paths: list[str], root: str, what: str) -> None:
+    """Block until every path exists; raise when a worker aborted the run (its ``ABORT`` file appears)."""
+    while not all(os.path.exists(p) for p in paths):
+        if os.path.exists(os.path.join(root, ABORT)):
+            raise RuntimeError(f"another worker failed while this one waited for {what}")
+        time.sleep(POLL_S)
+
+
+class _Collect(beam.DoFn):
+    """Runs once this worker's spill stage is complete (its output is the side input): marks this worker done,
+    waits for the others, then streams the records addressed to this worker (and to all), or with ``group``
+    yields them as ``(group(record), records)`` pairs."""
+
+    def __init__(self, part: Partition, folder: str, group: Callable[[Any], Any] | None = None):
+        self.part, self.folder, self.group = part, folder, group
+
+    def process(self, _, spilled, previous=()):
+        open(os.path.join(self.folder, f"done-{self.part.index}"), "w").close()
+        wait_for([os.path.join(self.folder, f"done-{k}") for k in range(self.part.count)], self.part.root,
+                 os.path.basename(self.folder))
+        if self.group is None:
+            yield from self._records()
+        else:
+            groups: dict[Any, list] = {}
+            for rec in self._records():
+                groups.setdefault(self.group(rec), []).append(rec)
+            yield from groups.items()
+        yield beam.pvalue.TaggedOutput("done", self.part.index)
+
+    def _records(self):
+        for dest in (str(self.part.index), "all"):
+            for path in sorted(glob.glob(os.path.join(self.folder, f"to-{dest}.from-*.pkl"))):
+                with open(path, "rb") as fh:
+                    while True:
+                        try:
+                            yield pickle.load(fh)
+                        except EOFError:
+                            break
+
+
+class _Exchange(beam.PTransform):
+    def __init__(self, part: Partition, name: str, key: Callable[[Any], Any] | None,
+                 group: Callable[[Any], Any] | None = None):
+        super().__init__()
+        self.part, self.key, self.group = part, key, group
+        safe = "".join(c if c.isalnum() else "_" for c in name)
+        self.folder = os.path.join(part.root, "x", f"{next(_exchanges):03d}-{safe}")
+
+    def expand(self, pcoll):
+        """Spill, then collect once this worker's spill is complete *and* the previous exchange collected: the
+        FnApiRunner may order independent stages differently in two workers, and two exchanges waited for in
+        opposite orders would deadlock; chained, every worker waits for them in build order."""
+        global _last_done
+        os.makedirs(self.folder, exist_ok=True)
+        part, folder = self.part, self.folder
+        spilled = pcoll | "Spill" >> beam.ParDo(_Spill(part, folder, self.key))      # outputs nothing
+        after = {"previous": beam.pvalue.AsList(_last_done)} if _last_done is not None else {}
+        out = (pcoll.pipeline | "Start" >> beam.Impulse()
+               | "Collect" >> beam.ParDo(_Collect(part, folder, self.group), beam.pvalue.AsList(spilled), **after
+                                         ).with_outputs("done", main="records"))
+        _last_done = out.done
+        return out.records
+
+
+def exchange(pcoll, name: str, key: Callable[[Any], Any]):
+    """``pcoll`` with each record moved to the worker owning ``key(record)``; the identity in a one-worker run.
+    ``name`` labels the transform (unique in the pipeline)."""
+    return pcoll if _current is None else pcoll | name >> _Exchange(_current, name, key)
+
+
+def broadcast(pcoll, name: str):
+    """``pcoll`` with every worker's records on every worker; the identity in a one-worker run."""
+    return pcoll if _current is None else pcoll | name >> _Exchange(_current, name, None)
+
+
+def gather(pcoll, name: str, key: Callable[[Any], Any]):
+    """``(key, records)`` groups of ``pcoll``, as ``Map`` + ``GroupByKey`` (labelled ``name``) give them; with
+    ``--workers`` every worker gets every group, grouped as it is read (no second encoding of the records)."""
+    if _current is None:
+        return pcoll | f"{name}Key" >> beam.Map(lambda r: (key(r), r)) | name >> beam.GroupByKey()
+    return pcoll | name >> _Exchange(_current, name, None, group=key)
+
+
+def is_local(beam_args: list[str]) -> bool:
+    """True when the Beam arguments name no runner or a local one and the OS can fork (``--workers`` applies
+    only there; elsewhere the run has one worker)."""
+    if "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    for i, a in enumerate(beam_args):
+        if a.startswith("--runner"):
+            name = a.split("=", 1)[1] if "=" in a else (beam_args[i + 1] if i + 1 < len(beam_args) else "")
+            return name in LOCAL_RUNNERS
+    return True
+
+
+def _worker(run_one: Callable, part: Partition, results) -> None:
+    """Body of one forked worker: run the pipeline as partition ``part``; report counters or the error."""
+    global _current, _exchanges, _last_done
+    _current, _exchanges, _last_done = part, itertools.count(), None
+    try:
+        results.put((part.index, run_one(os.path.join(part.root, f"out-{part.index}")), None))
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent, which aborts the run
+        open(os.path.join(part.root, ABORT), "w").close()
+        results.put((part.index, None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"))
+
+
+def run_partitioned(run_one: Callable[[str], Any], n: int) -> tuple[str, list]:
+    """Run ``run_one(worker_output)`` in ``n`` forked processes as partitions 0..n-1; return the scratch root
+    (holding ``out-<k>/``) and what each worker's ``run_one`` returned, by worker index (e.g. counters to
+    :func:`merge_counters`). The caller removes the root after :func:`merge_buckets`."""
+    root = tempfile.mkdtemp(prefix="swemine-workers-")
+    ctx = multiprocessing.get_context("fork")
+    results = ctx.Queue()
+    procs = [ctx.Process(target=_worker, args=(run_one, Partition(k, n, root), results), daemon=True)
+             for k in range(n)]
+    for proc in procs:
+        proc.start()
+    got_by_index: dict[int, Any] = {}
+    errors = []
+    try:
+        for _ in procs:
+            index, got, err = _get(results, procs)
+            if err:
+                errors.append(err)
+                break
+            got_by_index[index] = got
+    finally:
+        for proc in procs:
+            if errors and proc.is_alive():
+                proc.terminate()
+            proc.join()
+    if errors:
+        shutil.rmtree(root, ignore_errors=True)
+        raise RuntimeError(f"a --workers process failed:\n{errors[0]}")
+    return root, [got_by_index[k] for k in range(n)]
+
+
+def _get(results, procs):
+    """Next worker report; raises when a worker died without one (killed, out of memory)."""
+    while True:
+        try:
+            return results.get(timeout=1.0)
+        except Exception:  # noqa: BLE001 - queue.Empty: check that the workers are still alive
+            dead = [p for p in procs if p.exitcode not in (None, 0)]
+            if dead:
+                return None, None, f"worker pid {dead[0].pid} exited with code {dead[0].exitcode}"
+
+
+def merge_counters(per_worker: list[list[tuple[str, int]]]) -> list[tuple[str, int]]:
+    """Sum the workers' counters by name; ``<stage>.info.fanout`` is a flag, so it takes the max."""
+    total: dict[str, int] = {}
+    for counters in per_worker:
+        for name, value in counters:
+            if name.endswith(".info.fanout"):
+                total[name] = max(total.get(name, 0), value)
+            else:
+                total[name] = total.get(name, 0) + value
+    return sorted(total.items())
+
+
+def write_part(output: str, prefix: str, bucket: int, schema: pa.Schema, rows: Iterable[Mapping]) -> str:
+    """A worker's share of one bucket as an uncompressed Arrow IPC file (the merge sorts and compresses once)."""
+    table = pa.Table.from_pylist([conform(schema, r) for r in rows], schema=schema)
+    path = os.path.join(output, TMP_DIR, f"{prefix.replace('/', '__')}.bucket-{bucket:05d}.arrow")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
+        writer.write_table(table)
+    return path
+
+
+def bucket_writer() -> Callable[..., str]:
+    """How ``WriteShards`` writes a bucket: Parquet shards, or :func:`write_part` inside a ``--workers`` process."""
+    return write_bucket if _current is None else write_part
+
+
+def merge_buckets(root: str, n: int, output: str, schemas: dict[str, pa.Schema]) -> None:
+    """Bucket ``b`` of every worker → one bucket ``b`` under ``<output>/_tmp``, rows in the order of
+    :func:`swemine.manifests.shards.write_bucket` (same rows, same order, same bytes)."""
+    by_name: dict[str, list[str]] = {}
+    for k in range(n):
+        for path in glob.glob(os.path.join(root, f"out-{k}", TMP_DIR, "*.bucket-*.arrow")):
+            by_name.setdefault(os.path.basename(path), []).append(path)
+    prefixes = {prefix.replace("/", "__"): schema for prefix, schema in schemas.items()}
+    for name, paths in sorted(by_name.items()):
+        schema = prefixes[name.split(".bucket-")[0]]
+        table = pa.concat_tables([pa.ipc.open_file(pa.memory_map(p)).read_all() for p in sorted(paths)])
+        if table.num_rows:
+            keys = pa.table({f: table.column(f).fill_null("") for f in row_order(schema)})
+            table = table.take(pc.sort_indices(keys, sort_keys=[(f, "ascending") for f in keys.column_names]))
+        write_table_atomic(table.combine_chunks(), f"{output.rstrip('/')}/{TMP_DIR}/{name[:-len('.arrow')]}.parquet")

