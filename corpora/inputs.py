@@ -77,21 +77,34 @@ class DocSource:
     repaired: int = 0           # lone surrogate escapes replaced by U+FFFD while decoding
 
 
+#: Transient key on a trajectory between reading and the label join: ``[absolute root prefix, portable prefix]``.
+PORTABLE_ROOT = "_portable_root"
+
+
 def portable_record(rec: dict, unit: Unit) -> dict:
-    """``rec`` with the input root made portable in its ``source_uri`` and every other top-level text that names a
-    file under it (``resolved_source``, a label's ``run_root``, ``extra_json``), and a reject's id, which hashes the
-    uri, recomputed."""
-    out = type(rec)(rec)
+    """``rec`` as read from ``unit``, ready for the data. Rejects and tasks get portable provenance at once (and a
+    reject a new id, which hashes its uri); a trajectory is marked with its root instead and made portable by
+    :func:`make_portable` after the run labels (whose ``run_root`` may lie above the input root) are joined."""
     prefix = unit.root.rstrip(os.sep) + os.sep
     named = unit.portable(prefix + "x")[:-1]
-    root = unit.root.rstrip(os.sep)
-    for key, value in rec.items():
-        if value == root:                              # a label's run_root at the input root itself
-            out[key] = named.rstrip("/")
-        elif isinstance(value, str) and prefix in value:
+    if rec.get("kind") == "label":        # its file is named portably; its run_root stays absolute for the join
+        return {**rec, "source": str(rec.get("source") or "").replace(prefix, named)}
+    if "steps" in rec and "trajectory_id" in rec:
+        return {**rec, PORTABLE_ROOT: [prefix, named]}
+    return make_portable(type(rec)({**rec, PORTABLE_ROOT: [prefix, named]}))
+
+
+def make_portable(rec: dict) -> dict:
+    """``rec`` with the input root it was read under (:data:`PORTABLE_ROOT`, removed) replaced by its portable name
+    in every top-level text that names a file below it (``source_uri``, ``resolved_source``, ``final_patch_source``,
+    ``extra_json`` ...); a reject's id, which hashes the uri, is recomputed."""
+    if PORTABLE_ROOT not in rec:
+        return rec
+    prefix, named = rec[PORTABLE_ROOT]
+    out = type(rec)({k: v for k, v in rec.items() if k != PORTABLE_ROOT})
+    for key, value in out.items():
+        if isinstance(value, str) and prefix in value:
             out[key] = value.replace(prefix, named)
-    if rec.get("source_uri"):
-        out["source_uri"] = unit.portable(rec["source_uri"])
     if isinstance(rec, Reject):
         out["record_id"] = content_id("reject", rec["stage"], rec["reason"], out["source_uri"],
                                       rec["source_locator"], rec["subject_id"], rec["message"])

@@ -19,6 +19,7 @@ from swemine.corpora.inputs import (
     is_jsonl,
     iter_documents,
     iter_jsonl_stream,
+    make_portable,
     portable_record,
     read_bytes,
 )
@@ -197,7 +198,7 @@ def join_instance(instance_id: str, trajs: Iterable[dict], labels: Iterable[dict
     """One instance's group: its trajectories with run labels and the task applied, and the task itself."""
     labels = list(labels)
     return {"instance_id": instance_id, "task": task,
-            "trajs": [apply_task(apply_labels(t, labels), task) for t in trajs]}
+            "trajs": [make_portable(apply_task(apply_labels(t, labels), task)) for t in trajs]}
 
 
 def normalize_paths(inputs: list[str], tasks: dict[str, dict] | None = None, follow_symlinks: bool = False
@@ -217,6 +218,6 @@ def normalize_paths(inputs: list[str], tasks: dict[str, dict] | None = None, fol
     by_instance: dict[str, list[dict]] = {}
     for lb in labels:
         by_instance.setdefault(lb["instance_id"], []).append(lb)
-    out = [apply_task(apply_labels(t, by_instance.get(t["instance_id"], [])), (tasks or {}).get(t["instance_id"]))
-           for t in trajs]
+    out = [make_portable(apply_task(apply_labels(t, by_instance.get(t["instance_id"], [])),
+                                    (tasks or {}).get(t["instance_id"]))) for t in trajs]
     return sorted(out, key=lambda t: t["record_id"]), rejects

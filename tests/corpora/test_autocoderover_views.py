@@ -25,7 +25,9 @@ def test_most_runs_view_a_gold_file(corpora_dir):
     trajs, _ = normalize_paths([str(corpora_dir / "autocoderover/results/acr-run-1"), str(corpora_dir / "external/acr-run2")])
     hits = 0
     for t in trajs:
-        gold = {line[6:].strip() for line in open(f"{t['source_uri']}/developer_patch.diff") if line.startswith("+++ b/")}
+        folder = (corpora_dir / "autocoderover/results" if t["source_uri"].startswith("acr-run-1/")
+                  else corpora_dir / "external") / t["source_uri"]          # portable uri: <root name>/<path>
+        gold = {line[6:].strip() for line in open(f"{folder}/developer_patch.diff") if line.startswith("+++ b/")}
         shown = {v.path for s in t["steps"] for v in step_views(s)}
         hits += bool(gold & shown)
     assert (len(trajs), hits) == (29, 24)

@@ -64,7 +64,8 @@ def mixed_dir(tmp_path_factory) -> pathlib.Path:
 
 
 def _name(uri: str, root: pathlib.Path) -> str:
-    return str(pathlib.Path(uri).relative_to(root))
+    """A portable uri (``<root name>/<path>``) back to the path below ``root``."""
+    return str(pathlib.PurePosixPath(uri).relative_to(root.name))
 
 
 def test_normalize_paths_rejects_with_reasons(mixed_dir):

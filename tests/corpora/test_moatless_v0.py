@@ -1,6 +1,8 @@
+
 """Moatless before v1 (external/moatless-gpt4o-0609: 20 trajectories of the June 2024 run) with the run's
 result.json labels. Expected values were read off the files."""
 import json
+import pathlib
 
 from swemine.corpora.normalize import normalize_paths
 
@@ -14,7 +16,7 @@ def test_run_is_read_and_labelled(corpora_dir):
     result = json.loads((corpora_dir / RUN / "result.json").read_text())
     for t in trajs:
         assert t["resolved"] is (t["instance_id"] in result["resolved"])
-        assert t["resolved_source"] == f"result.json:{corpora_dir / RUN}/result.json"
+        assert t["resolved_source"] == f"result.json:{pathlib.Path(RUN).name}/result.json"     # portable: <root>/<file>
         assert t["final_patch"].startswith("diff --git") and t["final_patch_source"] == "trajectory"
         assert t["model_name"] == "20240609_moatless_gpt4o"                     # all_preds.jsonl names the run only
     assert sum(t["resolved"] for t in trajs) == 5

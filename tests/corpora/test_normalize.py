@@ -36,7 +36,7 @@ def test_mini_swe_agent_corpus(corpora_dir):
     assert len(trajs) == 36 and len(rejects) == 41
     assert Counter(r["source_uri"].rsplit(".", 1)[1] for r in rejects) == {"md": 40, "csv": 1}
     assert Counter(t["resolved"] for t in trajs) == {True: 16, False: 20}
-    assert all(t["resolved_source"] == f"report.json:{corpora_dir / MINI_RUN}/logs/{t['instance_id']}/report.json"
+    assert all(t["resolved_source"].endswith(f"/logs/{t['instance_id']}/report.json")
                for t in trajs)
     assert {t["exit_status"] for t in trajs} == {"Submitted"}
     assert {t["model_name"] for t in trajs} == {"google/gemini-3-pro-preview"}

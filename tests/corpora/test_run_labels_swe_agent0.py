@@ -1,7 +1,9 @@
+
 """SWE-agent 0.x run folders: final_report.json lists only resolved ids, but its stats say every generated
 instance was evaluated (generated == with_logs == non-empty patches in all_preds.jsonl), so the others are
 unresolved; the model comes from the run's args.yaml (agent.model.model_name)."""
 import json
+import pathlib
 
 from swemine.corpora.inputs import Unit
 from swemine.corpora.normalize import normalize_paths, read_unit
@@ -31,7 +33,7 @@ def test_labels_and_model(corpora_dir):
         else:
             assert t["resolved"] is None and t["resolved_source"] == ""
         if t["resolved"] is not None:
-            assert t["resolved_source"] == f"final_report.json:{run}/final_report.json"
+            assert t["resolved_source"] == f"final_report.json:{pathlib.Path(run).name}/final_report.json"     # portable
     assert [sum(t["resolved"] is v for t in trajs) for v in (True, False, None)] == [1, 24, 5]
 
 

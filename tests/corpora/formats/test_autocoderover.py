@@ -23,7 +23,7 @@ def test_run_with_labels(corpora_dir):
     report = json.loads((corpora_dir / RUN / "new_eval_results/report.json").read_text())
     for t in trajs:
         assert t["resolved"] is (t["instance_id"] in report["resolved"])
-        assert t["resolved_source"] == f"result.json:{corpora_dir / RUN}/new_eval_results/report.json"
+        assert t["resolved_source"] == f"result.json:{pathlib.Path(RUN).name}/new_eval_results/report.json"   # portable
     assert sum(t["resolved"] for t in trajs) == 5
     # run-level files that are not trajectories are rejected with a reason, never dropped
     reasons = {pathlib.Path(r["source_uri"]).name: r["reason"] for r in rejects}

@@ -28,7 +28,8 @@ def test_real_resolved_trajectory(real_run, corpora_dir):
     assert t["final_patch"].splitlines()[0] == "diff --git a/django/db/backends/mysql/base.py b/django/db/backends/mysql/base.py"
     assert t["final_patch_source"] == "trajectory"
     assert t["resolved"] is True
-    assert t["resolved_source"] == f"report.json:{corpora_dir / RUN}/logs/django__django-14376/report.json"
+    assert t["resolved_source"].startswith("report.json:") and "/work/" not in t["resolved_source"]
+    assert t["resolved_source"].endswith("/logs/django__django-14376/report.json")
     first = t["steps"][0]
     assert (first["tool_name"], first["action_text"], first["obs_exit_code"]) == ("bash", "ls -R django/db/backends/mysql/", 0)
     assert first["thought"].startswith("I will start by listing the files")
