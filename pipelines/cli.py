@@ -28,9 +28,11 @@ def _chosen(argv: list[str]) -> tuple[str | None, str | None]:
 
 
 def _add_output_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--output", default=None, help="run directory, a local path or fsspec URL "
-                                                  "(default: swemine-output/<job>)")
-    p.add_argument("--force", action="store_true", help="recompute even if the output holds the same finished run")
+    # defaults suppressed: given before or after the job name, a value is never reset by the other parser
+    p.add_argument("--output", default=argparse.SUPPRESS, help="run directory, a local path or fsspec URL "
+                                                               "(default: swemine-output/<job>)")
+    p.add_argument("--force", action="store_true", default=argparse.SUPPRESS,
+                   help="recompute even if the output holds the same finished run")
     p.add_argument("--workers", type=bounded(int, 1), default=argparse.SUPPRESS,   # before or after the job name
                    help=f"local processes (default: the machine's cores, here {os.cpu_count() or 1}); the shards are "
                         "the same for any number (see swemine.pipelines.workers)")

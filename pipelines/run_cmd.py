@@ -83,16 +83,16 @@ def main(args: argparse.Namespace, beam_args: list[str]) -> int:
               "nor a Beam pipeline option)", file=sys.stderr)
         return 2
     workers = getattr(args, "workers", None) or os.cpu_count() or 1
+    output_arg, force = getattr(args, "output", None), getattr(args, "force", False)
     if not args.pipeline:
-        return _run_default(args.output or os.path.join(DEFAULT_OUTPUT_ROOT, "default"), beam_args, args.force,
-                            workers)
-    output = args.output or os.path.join(DEFAULT_OUTPUT_ROOT, args.pipeline)
+        return _run_default(output_arg or os.path.join(DEFAULT_OUTPUT_ROOT, "default"), beam_args, force, workers)
+    output = output_arg or os.path.join(DEFAULT_OUTPUT_ROOT, args.pipeline)
     try:
         job = job_from_args(args.pipeline, args)
         problem = check_inputs(args.pipeline, job)
         if problem:
             raise UsageError(problem)
-        manifest = run_job(args.pipeline, job, output, beam_args, args.force, workers)
+        manifest = run_job(args.pipeline, job, output, beam_args, force, workers)
     except (UsageError, LockError, FileNotFoundError) as err:
         print(f"swemine: error: {str(err).splitlines()[0] if str(err) else type(err).__name__}", file=sys.stderr)
         return 2

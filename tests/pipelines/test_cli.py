@@ -49,3 +49,11 @@ def test_a_mistyped_flag_is_an_error_not_a_beam_option(capsys):
     assert main(["run", "trajectories", "--direct_num_workers=1"]) == 2
     err = capsys.readouterr().err
     assert "needs --input" in err and "unrecognized" not in err
+
+
+def test_output_and_force_before_or_after_the_job_name():
+    from swemine.pipelines.cli import build_parser
+
+    for argv in (["run", "--output", "o", "--force", "trajectories"], ["run", "trajectories", "--output", "o", "--force"]):
+        args, _ = build_parser(argv).parse_known_args(argv)
+        assert (args.output, args.force) == ("o", True), argv
