@@ -95,6 +95,20 @@ def read_hub_tasks(name: str, split: str = "test") -> Iterator[dict]:
         yield normalize_task(dict(row), DocSource(f"hf://datasets/{name}", f"{split}:{i}", ""))
 
 
+def hub_problem(spec: str) -> str:
+    """Why the Hub dataset ``spec`` (``name[:split]``) cannot be loaded here ("" when it can: online, or cached
+    offline): checked before a run starts, so an unreachable Hub is an error, not an empty task set."""
+    import datasets
+
+    name = spec.rsplit(":", 1)[0] if ":" in spec else spec
+    try:
+        datasets.load_dataset_builder(name)
+    except Exception as exc:  # noqa: BLE001 - any failure to reach or find the dataset is reported in one line
+        return f"--tasks {spec}: not a local file and not loadable from the Hub ({type(exc).__name__}: " \
+               f"{str(exc).splitlines()[0][:160] if str(exc) else ''})"
+    return ""
+
+
 def is_local_or_url(spec: str) -> bool:
     """A task spec is a file/URL unless it looks like ``owner/name`` with no such local path."""
     return "://" in spec or os.path.exists(spec) or any(ch in spec for ch in "*?[")

@@ -61,8 +61,13 @@ def run_job(name: str, job, output: str, beam_args: list[str], force: bool, work
 
 
 def check_inputs(name: str, job) -> str:
-    """The one-line complaint about a job's inputs, or ``""``: a job that reads only ``--input`` needs one, and a
-    pattern matching no file fails unless ``--allow-empty``."""
+    """The one-line complaint about a job's inputs, or ``""``: a ``--tasks`` Hub dataset must be loadable, a job
+    that reads only ``--input`` needs one, and a pattern matching no file fails unless ``--allow-empty``."""
+    from swemine.corpora.tasks import hub_problem, is_local_or_url
+
+    for spec in getattr(job, "tasks", ()):
+        if not is_local_or_url(spec) and hub_problem(spec):
+            return hub_problem(spec)
     inputs = list(getattr(job, "inputs", ()))
     if getattr(job, "requires_input", False) and not inputs:
         return f"`swemine run {name}` needs --input (a file, directory, glob or URL)"

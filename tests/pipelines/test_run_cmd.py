@@ -68,3 +68,17 @@ def test_workers_flag_reaches_the_runner_before_or_after_the_job(monkeypatch, tm
     with pytest.raises(SystemExit) as exc:
         main(["run", "trajectories", "--input", data, "--workers", "0"])
     assert exc.value.code == 2
+
+
+def test_tasks_from_an_unreachable_hub_are_an_error(capsys, monkeypatch, tmp_path):
+    from swemine.pipelines.cli import main
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))                  # nothing cached
+    argv = ["run", "trajectories", "--input", "corpora/samples/trajectories/swe-agent", "--tasks",
+            "nobody/no-such-dataset", "--output", str(tmp_path / "out")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("swemine: error: --tasks nobody/no-such-dataset: not a local file and not loadable")
+    assert not (tmp_path / "out").exists()
