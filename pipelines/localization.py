@@ -12,13 +12,14 @@ import os
 
 from swemine.corpora.inputs import expand_inputs
 from swemine.corpora.repos import repo_for
+from swemine.manifests.shards import read_rows
 from swemine.miners.code_structure import StructureParser
 from swemine.miners.localization.mine import LOCALIZATION_SCHEMA, STAGE, RewardConfig, localize_group
 from swemine.pipelines.configs import LocalizationJob
 from swemine.pipelines.filtering import apply_filters, contamination_summarizer
 from swemine.pipelines.fronts import read_tasks, read_trajectories
 from swemine.pipelines.outputs import LOCALIZATION
-from swemine.pipelines.runner import Built, PipelineSpec
+from swemine.pipelines.runner import Built, PipelineSpec, combine_summaries
 from swemine.pipelines.stage import apply_stage
 
 
@@ -61,4 +62,19 @@ def build_spec(job: LocalizationJob) -> PipelineSpec:
                   if u.kind == "file"]
     return PipelineSpec(name="localization", config=config, outputs={LOCALIZATION: LOCALIZATION_SCHEMA}, build=build,
                         input_uris=input_uris, num_buckets=job.shards,
-                        summarize=contamination_summarizer(config["filters"]))
+                        summarize=combine_summaries(contamination_summarizer(config["filters"]),
+                                                    gold_quality_counts(bool(config["repos"]))))
+
+
+def gold_quality_counts(with_repos: bool):
+    """Manifest entry: records by gold quality, and (with ``--repos``) the repositories that were not found there,
+    so a quiet fall back to patch-only gold is visible."""
+    def summarize(output: str, stages: dict) -> dict:
+        counts: dict[str, int] = {}
+        missing: set[str] = set()
+        for row in read_rows(output, LOCALIZATION):
+            counts[row["gold_quality"]] = counts.get(row["gold_quality"], 0) + 1
+            if with_repos and row["gold_quality"] == "patch_only":
+                missing.add(row["repo"])
+        return {"gold_quality": {**dict(sorted(counts.items())), "repos_not_found": sorted(missing)}}
+    return summarize

@@ -47,8 +47,30 @@ def summarize(manifest: dict, out=None) -> None:
             print(f"  {name} rejected {reason}: {n}", file=out)
     for o in manifest["outputs"]:
         print(f"  {o['path']}: {o['rows']} rows, {o['bytes']} bytes", file=out)
+    for line in notes(manifest):
+        print(f"  {line}", file=out)
     for problem in manifest.get("balance_problems", []):
         print(f"  COUNTS DO NOT BALANCE: {problem}", file=out)
+
+
+def notes(manifest: dict) -> list[str]:
+    """What a user needs to know beyond the counts: gold quality (and repositories missing under ``--repos``),
+    diagnoses made and not made by reason, grounded corrections."""
+    out = []
+    gq = manifest.get("gold_quality")
+    if gq:
+        missing = gq.get("repos_not_found") or []
+        out.append("gold quality: " + ", ".join(f"{k} {v}" for k, v in gq.items() if k != "repos_not_found")
+                   + (f"; not found under --repos: {', '.join(missing)}" if missing else ""))
+    dg = manifest.get("diagnoses")
+    if dg:
+        missed = dg.get("not_diagnosed") or {}
+        out.append(f"diagnoses: {dg.get('verified', 0)} verified" + "".join(f", not diagnosed ({r}) {n}"
+                                                                            for r, n in missed.items()))
+    cc = manifest.get("corrections")
+    if cc:
+        out.append(f"corrections: {cc['grounded']} grounded, {cc['no_grounded_correction']} without a grounded one")
+    return out
 
 
 def run_job(name: str, job, output: str, beam_args: list[str], force: bool, workers: int = 1) -> dict:

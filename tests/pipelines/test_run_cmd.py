@@ -82,3 +82,15 @@ def test_tasks_from_an_unreachable_hub_are_an_error(capsys, monkeypatch, tmp_pat
     err = capsys.readouterr().err
     assert err.startswith("swemine: error: --tasks nobody/no-such-dataset: not a local file and not loadable")
     assert not (tmp_path / "out").exists()
+
+
+def test_notes_say_what_happened():
+    from swemine.pipelines.run_cmd import notes
+
+    manifest = {"gold_quality": {"patch_only": 3, "repo": 11, "repos_not_found": ["a/b"]},
+                "diagnoses": {"verified": 5, "not_diagnosed": {"budget_exceeded": 2}},
+                "corrections": {"grounded": 4, "no_grounded_correction": 1, "by_source": {}}}
+    assert notes(manifest) == ["gold quality: patch_only 3, repo 11; not found under --repos: a/b",
+                               "diagnoses: 5 verified, not diagnosed (budget_exceeded) 2",
+                               "corrections: 4 grounded, 1 without a grounded one"]
+    assert notes({}) == []
