@@ -284,3 +284,18 @@ def test_llm_prompt_holds_evidence_and_answers_use_step_indexes(corpora_dir, tmp
         assert rec["proposed_correction"]["tool_args_json"].startswith('{"command": "git apply <<\'EOF\'\\ndiff')
         res = mine([traj], LLMDiagnoser(LLMClient(base_url=srv.base_url, model="m", cache_dir=str(tmp_path / "b"))))
         assert [r["reason"] for r in res.rejects] == ["check_failed:evidence_verbatim"]
+
+
+def test_preference_prefers_the_correction_over_the_error(swe_trajs):
+    """DPO pairs must teach the fix: ``rejected`` is the action the trajectory took at the decisive step, ``chosen``
+    the grounded correction (never the other way round)."""
+    res = mine(swe_trajs)
+    by_traj = {t["trajectory_id"]: t for t in swe_trajs}
+    records = {r["record_id"]: r for r in res.records}
+    pref = [v for v in res.views if v["view"] == "preference"]
+    assert pref
+    for v in pref:
+        rec = records[v["diagnosis_record_id"]]
+        taken = by_traj[rec["trajectory_id"]]["steps"][rec["error_step"]]["action_text"]
+        assert v["rejected"] == taken != v["chosen"]
+        assert v["chosen"] == rec["proposed_correction"]["action_text"]
