@@ -26,7 +26,7 @@ TARGETS: dict[str, list[str]] = {
                                      "tests/miners/localization/test_label_rules.py"],
     "miners/errors/flags.py": ["tests/miners/errors/test_flags.py"],
     "miners/errors/views.py": ["tests/miners/errors"],
-    "miners/fim/scoring.py": ["tests/miners/fim/test_scoring.py"],
+    "miners/fim/scoring.py": ["tests/miners/fim/test_scoring.py", "tests/miners/fim/test_scoring_rules.py"],
     "miners/fim/masking.py": ["tests/miners/fim/test_parse_mask.py", "tests/miners/fim/test_overlap.py"],
     "filters/decontam.py": ["tests/filters/test_decontam.py"],
     "filters/dedup.py": ["tests/filters/test_dedup.py"],
