@@ -20,6 +20,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 #: module -> the tests that exercise it (a mutant must be killed by these alone)
 TARGETS: dict[str, list[str]] = {
     "miners/localization/gold.py": ["tests/miners/localization/test_gold.py"],
+    "miners/localization/metrics.py": ["tests/miners/localization/test_metrics.py",
+                                       "tests/miners/localization/test_metrics_rules.py"],
     "miners/localization/mine.py": ["tests/miners/localization/test_mine.py",
                                     "tests/miners/localization/test_label_rules.py"],
     "miners/localization/views.py": ["tests/miners/localization/test_views.py",
