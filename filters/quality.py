@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from swemine.corpora.records import Filtered, make_filtered
-from swemine.filters.text import exact_key
+from swemine.filters.text import collapse_ws, exact_key
 
 STAGE = "quality"
 GROUP_STAGE = "quality_group"
@@ -106,8 +106,9 @@ def quality_stage_fn(record_type: str = "trajectory", cfg: QualityConfig | None 
 
 
 def action_key(traj: dict) -> str:
-    """Normalized hash of the trajectory's action sequence."""
-    return exact_key("\n\x1e".join((s.get("action_text") or "") for s in traj.get("steps") or []))
+    """Normalized hash of the trajectory's action sequence (each action normalized apart, so that the step
+    boundaries count: a NUL separator survives the whitespace collapsing)."""
+    return exact_key("\x00".join(collapse_ws(s.get("action_text") or "") for s in traj.get("steps") or []))
 
 
 def instance_key(traj: dict) -> str:

@@ -34,6 +34,8 @@ TARGETS: dict[str, list[str]] = {
     "miners/fim/masking.py": ["tests/miners/fim/test_parse_mask.py", "tests/miners/fim/test_overlap.py"],
     "filters/decontam.py": ["tests/filters/test_decontam.py"],
     "filters/dedup.py": ["tests/filters/test_dedup.py"],
+    "filters/quality.py": ["tests/filters/test_quality.py", "tests/filters/test_quality_rules.py"],
+    "filters/minhash.py": ["tests/filters/test_dedup.py"],
     "filters/secrets.py": ["tests/filters/test_secrets.py", "tests/filters/test_secrets_allowlist.py"],
     "miners/tasks/history.py": ["tests/miners/tasks/test_history.py", "tests/miners/tasks/test_dates.py"],
 }
