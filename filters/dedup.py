@@ -23,7 +23,7 @@ from typing import Any
 from swemine.corpora.records import Filtered, make_filtered
 from swemine.filters.fields import FieldSpec, get_path, iter_texts, spec_for
 from swemine.filters.minhash import band_keys, optimal_bands, text_signature
-from swemine.filters.text import exact_key, has_words, words
+from swemine.filters.text import collapse_ws, exact_key, has_words, words
 
 EXACT_STAGE = "dedup_exact"
 NEAR_STAGE = "dedup_near"
@@ -50,11 +50,13 @@ class DedupConfig:
 
 
 def dedup_text(record: Mapping[str, Any], spec: FieldSpec) -> str:
-    """The text a record is deduplicated on: its ``dedup_key`` paths joined by newlines ("" when the record has
+    """The text a record is deduplicated on: its ``dedup_key`` values joined by NUL ("" when the record has
     none of them); a spec without a dedup key uses its text paths (every string field for an unknown type)."""
     if not spec.dedup_key:
         return "\n".join(text for _, text in iter_texts(record, spec))
-    return "\n".join(v for path in spec.dedup_key for _, v in get_path(record, path) if isinstance(v, str) and v)
+    # NUL between values: not whitespace, so where one action ends and the next begins survives normalization
+    return "\x00".join(collapse_ws(v) for path in spec.dedup_key for _, v in get_path(record, path)
+                       if isinstance(v, str) and v)
 
 
 def has_key(text: str, min_words: int) -> bool:

@@ -19,17 +19,23 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 #: module -> the tests that exercise it (a mutant must be killed by these alone)
 TARGETS: dict[str, list[str]] = {
-    "miners/localization/gold.py": ["tests/miners/localization/test_gold.py"],
+    "miners/localization/gold.py": ["tests/miners/localization/test_gold.py",
+                                    "tests/miners/localization/test_gold_rules.py"],
+    "miners/localization/metrics.py": ["tests/miners/localization/test_metrics.py",
+                                       "tests/miners/localization/test_metrics_rules.py"],
     "miners/localization/mine.py": ["tests/miners/localization/test_mine.py",
                                     "tests/miners/localization/test_label_rules.py"],
     "miners/localization/views.py": ["tests/miners/localization/test_views.py",
                                      "tests/miners/localization/test_label_rules.py"],
     "miners/errors/flags.py": ["tests/miners/errors/test_flags.py"],
     "miners/errors/views.py": ["tests/miners/errors"],
-    "miners/fim/scoring.py": ["tests/miners/fim/test_scoring.py"],
+    "miners/fim/scoring.py": ["tests/miners/fim/test_scoring.py", "tests/miners/fim/test_scoring_rules.py"],
+    "miners/fim/groups.py": ["tests/miners/fim/test_scoring.py", "tests/miners/fim/test_groups_rules.py"],
     "miners/fim/masking.py": ["tests/miners/fim/test_parse_mask.py", "tests/miners/fim/test_overlap.py"],
     "filters/decontam.py": ["tests/filters/test_decontam.py"],
     "filters/dedup.py": ["tests/filters/test_dedup.py"],
+    "filters/quality.py": ["tests/filters/test_quality.py", "tests/filters/test_quality_rules.py"],
+    "filters/minhash.py": ["tests/filters/test_dedup.py"],
     "filters/secrets.py": ["tests/filters/test_secrets.py", "tests/filters/test_secrets_allowlist.py"],
     "miners/tasks/history.py": ["tests/miners/tasks/test_history.py", "tests/miners/tasks/test_dates.py"],
 }
