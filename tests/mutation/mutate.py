@@ -35,9 +35,10 @@ TARGETS: dict[str, list[str]] = {
     "filters/decontam.py": ["tests/filters/test_decontam.py"],
     "filters/dedup.py": ["tests/filters/test_dedup.py"],
     "filters/quality.py": ["tests/filters/test_quality.py", "tests/filters/test_quality_rules.py"],
-    "filters/minhash.py": ["tests/filters/test_dedup.py"],
+    "filters/minhash.py": ["tests/filters/test_dedup.py", "tests/filters/test_minhash_rules.py"],
     "filters/secrets.py": ["tests/filters/test_secrets.py", "tests/filters/test_secrets_allowlist.py"],
-    "miners/tasks/history.py": ["tests/miners/tasks/test_history.py", "tests/miners/tasks/test_dates.py"],
+    "miners/tasks/history.py": ["tests/miners/tasks/test_history.py", "tests/miners/tasks/test_dates.py",
+                                "tests/miners/tasks/test_history_rules.py"],
 }
 
 #: Operators that make equivalent or meaningless mutants in this code base (bit shifts on strings, renames).
