@@ -21,7 +21,8 @@ def test_config_is_immutable_and_serializes_tuples_as_lists():
     with pytest.raises(dataclasses.FrozenInstanceError):
         cfg.max_code_files = 7
     assert cfg.as_dict() == {"test_rules": ["tests/"], "bot_patterns": [r"\[bot\]"], "max_code_files": 3,
-                             "min_statement_chars": 4, "max_statement_chars": 5, "verify_apply": False}
+                             "min_statement_chars": 4, "max_statement_chars": 5, "verify_apply": False,
+                             "doc_rules": list(history.DEFAULT_DOC_RULES)}
 
 
 @pytest.mark.parametrize("message,expected", [
@@ -110,7 +111,8 @@ def test_list_commits_fields(scratch):
 
 def test_text_mentioning_binary_files_is_not_binary(scratch):
     diff = history.split_diff(scratch["repo"], scratch["latin1"], scratch["doc"])
-    assert (diff.binary_files, diff.code_files) == ([], ["docs/git.txt", "pkg/a.py"])
+    # docs/git.txt is documentation (doc_patch), not code; neither file is binary
+    assert (diff.binary_files, diff.code_files, diff.doc_files) == ([], ["pkg/a.py"], ["docs/git.txt"])
 
 
 def test_non_utf8_diff_is_filtered(scratch):
@@ -146,10 +148,10 @@ def test_apply_check_verdict_and_switch(scratch, monkeypatch):
 def test_git_failure_on_one_commit_is_a_reject(scratch, monkeypatch):
     real = history.split_diff
 
-    def failing(repo, base, tip, rules):
+    def failing(repo, base, tip, *args, **kwargs):
         if tip == scratch["doc"]:
             raise RepoError("fatal: bad object")
-        return real(repo, base, tip, rules)
+        return real(repo, base, tip, *args, **kwargs)
     monkeypatch.setattr(history, "split_diff", failing)
     out = list(history.mine_repo(scratch["repo"], "acme/tools"))
     rejects = [r for r in out if isinstance(r, Reject)]
