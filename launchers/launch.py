@@ -75,11 +75,12 @@ def slurm_script(worker: list[str], args: argparse.Namespace) -> str:
     """
     if any(c.isspace() for c in args.output):
         raise ValueError(f"--output {args.output!r}: #SBATCH lines cannot hold a path with whitespace")
+    output, worker = os.path.abspath(args.output), absolute_paths(worker)
     cpus = args.cpus_per_task or 8 * args.gpus_per_node
     lines = ["#!/bin/bash", f"#SBATCH --job-name={args.job_name}", f"#SBATCH --nodes={args.nodes}",
              "#SBATCH --ntasks-per-node=1", f"#SBATCH --gpus-per-node={args.gpus_per_node}",
              f"#SBATCH --cpus-per-task={cpus}", "#SBATCH --exclusive", "#SBATCH --requeue",
-             f"#SBATCH --output={os.path.join(args.output, 'slurm-%j.out')}"]
+             f"#SBATCH --output={os.path.join(output, 'slurm-%j.out')}"]
     for flag, value in (("partition", args.partition), ("account", args.account), ("time", args.time)):
         if value:
             lines.append(f"#SBATCH --{flag}={value}")
@@ -87,12 +88,37 @@ def slurm_script(worker: list[str], args: argparse.Namespace) -> str:
                 '--rdzv-id="$SLURM_JOB_ID"', "--rdzv-backend=c10d", '--rdzv-endpoint="$MASTER_ADDR:$MASTER_PORT"',
                 " ".join(WORKER), *_option_lines(worker)]
     lines += ["", "set -euo pipefail",
+              "# the environment this script was written from: its folder and its Python",
+              f"cd {shlex.quote(os.getcwd())}", activation_line(),
               "# rendezvous on the first node of the allocation",
               'export MASTER_ADDR="$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)"',
               f"export MASTER_PORT={RDZV_PORT}",
               "export TOKENIZERS_PARALLELISM=false",
               "srun --kill-on-bad-exit=1 " + " \\\n    ".join(torchrun), ""]
     return "\n".join(lines)
+
+
+def activation_line(prefix: str = sys.prefix, base_prefix: str = sys.base_prefix) -> str:
+    """The shell line that puts this Python first on the nodes: the virtual environment's ``activate`` when
+    there is one, else the interpreter's folder on ``PATH``."""
+    if prefix != base_prefix:
+        return f"source {shlex.quote(os.path.join(prefix, 'bin', 'activate'))}"
+    return f"export PATH={shlex.quote(os.path.dirname(sys.executable))}:\"$PATH\""
+
+
+def absolute_paths(worker: list[str]) -> list[str]:
+    """Worker arguments with ``--output`` and every ``--data`` that names a local path made absolute (the job
+    starts in another shell, maybe on another node); Hub ids and URLs stay as given."""
+    out = list(worker)
+    for i in range(1, len(out)):
+        flag, value = out[i - 1], out[i]
+        if flag == "--output":
+            out[i] = os.path.abspath(value)
+        elif flag == "--data":
+            name, sep, path = value.rpartition("=") if "=" in value else ("", "", value)
+            if os.path.exists(path):
+                out[i] = f"{name}{sep}{os.path.abspath(path)}"
+    return out
 
 
 def _option_lines(argv: list[str]) -> list[str]:

@@ -118,3 +118,20 @@ def test_local_launch_trains(tmp_path, fim_run, tiny_model_dir):
     assert 0 < summary["mfu"] < 1 and summary["tokens_per_s"] > 0
     assert (out / "checkpoint-3" / "trainer_state.json").is_file()
     assert (out / "model.safetensors").is_file()
+
+
+def test_slurm_script_uses_absolute_paths_and_this_environment(tmp_path, monkeypatch, capsys):
+    run = tmp_path / "runs" / "fim"
+    run.mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    out = dry_run(["launch", "midtrain", "--data", "runs/fim", "--data", "loc=org/loc-views", "--model", "m",
+                   "--output", "ckpt", "--launcher", "slurm"], capsys)
+    assert f"#SBATCH --output={tmp_path}/ckpt/slurm-%j.out" in out.splitlines()
+    assert f"cd {tmp_path}" in out.splitlines()
+    activate = [line for line in out.splitlines() if line.startswith(("source ", "export PATH="))]
+    assert activate == [f"source {sys.prefix}/bin/activate"] if sys.prefix != sys.base_prefix else len(activate) == 1
+    command = shlex.split(out[out.index("srun "):].replace("\\\n", " "))
+    worker = command[command.index("swemine.launchers.train") + 1:]
+    assert worker[worker.index("--output") + 1] == f"{tmp_path}/ckpt"
+    data = [worker[i + 1] for i, a in enumerate(worker) if a == "--data"]
+    assert data == [str(run), "loc=org/loc-views"]          # a local run becomes absolute, a Hub id stays
