@@ -60,19 +60,25 @@ class _Join(beam.DoFn):
 
     def process(self, kv):
         iid, grouped = kv
+        group = self._group(iid, grouped)
+        if group is not None:
+            yield group
+
+    def _group(self, iid: str, grouped: dict) -> dict | None:
+        """The instance's group, or ``None`` when this process emits nothing for it."""
         trajs = list(grouped.get("trajs", ()))
         task = pick_task(grouped.get("tasks", ()))
         if not trajs and (grouped.get("seen") or not owns(iid)):
-            return                              # --workers: another process holds this instance
+            return None                         # --workers: another process holds this instance
         if not trajs and (self.with_inputs or task is None):
             if task is not None:
                 self.counters.inc("info.unused_tasks")
-            return
+            return None
         group = join_instance(iid, trajs, grouped.get("labels", ()), task)
         self.counters.inc("in", len(trajs))
         self.counters.inc("out", len(trajs))
         self.counters.inc("info.labelled", sum(t["resolved"] is not None for t in group["trajs"]))
-        yield group
+        return group
 
 
 def read_trajectories(p: beam.Pipeline, source, tasks=None, task_fields: tuple[str, ...] | None = TASK_CONTEXT):
