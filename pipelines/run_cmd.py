@@ -88,8 +88,9 @@ def check_inputs(name: str, job) -> str:
     from swemine.corpora.tasks import hub_problem, is_local_or_url
 
     for spec in getattr(job, "tasks", ()):
-        if not is_local_or_url(spec) and hub_problem(spec):
-            return hub_problem(spec)
+        problem = "" if is_local_or_url(spec) else hub_problem(spec)
+        if problem:
+            return problem
     inputs = list(getattr(job, "inputs", ()))
     if getattr(job, "requires_input", False) and not inputs:
         return f"`swemine run {name}` needs --input (a file, directory, glob or URL)"
