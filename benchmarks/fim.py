@@ -108,7 +108,7 @@ def beam_run(full: bool, fmt: str) -> dict:
             with open(path, "w", encoding="utf-8") as fh:
                 fh.write(f["content"])
         c0, w0 = time.process_time(), time.perf_counter()
-        manifest = execute(build_spec(FimJob(repos=(src,), fim_format=fmt)), os.path.join(tmp, "out"), force=True)
+        manifest = execute(build_spec(FimJob(sources=(src,), fim_format=fmt)), os.path.join(tmp, "out"), force=True)
         cpu, wall = time.process_time() - c0, time.perf_counter() - w0
     return {"mb": round(mb, 2), "beam_mb_s_cpu": round(mb / cpu, 2), "beam_wall_s": round(wall, 1),
             "samples": manifest["fim_counts"]["samples"],

@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
                                       args.workers, args.repeat)
             report(f"ingest ({mb:.0f} MB)", walls, paths, args.workers)
         if args.only in (None, "fim"):
-            walls, paths = timed_runs(fim.build_spec(FimJob(repos=("stdlib",))), os.path.join(tmp, "fim"), args.workers,
+            walls, paths = timed_runs(fim.build_spec(FimJob(sources=("stdlib",))), os.path.join(tmp, "fim"), args.workers,
                                       args.repeat)
             report("fim (stdlib)", walls, paths, args.workers)
     print(f"load average at end {os.getloadavg()[0]:.1f}")

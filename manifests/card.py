@@ -180,7 +180,7 @@ def _fmt_bytes(n: int) -> str:
 
 
 def _describe(group: OutputGroup) -> str:
-    """What a config holds: by its prefix folder, else (for ``data/*``) by the pipeline that wrote it."""
+    """What a config holds: by its prefix folder, else by the pipeline that wrote it."""
     pipeline = group.run.manifest.get("pipeline", "")
     text = _DESCRIPTIONS.get(group.kind) or _DESCRIPTIONS.get(pipeline)
     return text or f"output `{group.prefix}` of the `{pipeline}` pipeline"

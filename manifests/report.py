@@ -4,7 +4,8 @@ Plots are found, not configured: each one looks for known columns in the shards 
 ``model_name``, ``error_category``, ``error_signals`` (also inside ``steps``), ``gold_*`` lists, ``dc_*`` ratios,
 FIM ``loc`` / ``complexity`` / ``inferability`` / ``fim_score``, at top level or one struct deep, e.g.
 ``metadata.loc``), or for counts in the manifests (rejects and filter drops by reason), or for benchmark names in
-the evidence of decontamination drops. A plot appears only when its data exists. Figures are drawn with
+the evidence of decontamination drops. A plot appears only when its data exists, and shows one run: a folder of
+runs (the default job) gets a section of plots per pipeline. Figures are drawn with
 matplotlib's object API (Agg canvas, no pyplot state) and inlined as ``data:`` URIs; the page loads nothing.
 """
 from __future__ import annotations
@@ -38,6 +39,7 @@ class Plot:
     png: bytes
     caption: str
     data: dict         # what was plotted: {label: [values]} for histograms, {category: count} for bars
+    run: str = ""      # the run (pipeline folder) whose records and manifest it shows
 
 
 @dataclass
@@ -45,9 +47,13 @@ class Report:
     runs: list[Run]
     plots: list[Plot] = field(default_factory=list)
 
+    def key(self, plot: Plot) -> str:
+        """A plot's id in the page: its name, qualified by its run when the report holds several runs."""
+        return f"{plot.run}/{plot.name}" if len(self.runs) > 1 else plot.name
+
     @property
     def plot_names(self) -> list[str]:
-        return [p.name for p in self.plots]
+        return [self.key(p) for p in self.plots]
 
 
 # ---------------------------------------------------------------- column access
@@ -155,12 +161,13 @@ def _series(groups: list[OutputGroup], name: str) -> dict[str, list[float]]:
 
 
 def _counts(groups: list[OutputGroup], name: str) -> collections.Counter:
-    counts: collections.Counter = collections.Counter()
+    """Records by value of column ``name`` in the first of ``groups`` that has it (a run's views and splits
+    repeat the main output's records: counting every group would count a record once per view)."""
     for g in groups:
         values = _values(g, name)
         if values is not None:
-            counts.update("(none)" if v in (None, "") else v for v in values)
-    return counts
+            return collections.Counter("(none)" if v in (None, "") else v for v in values)
+    return collections.Counter()
 
 
 def _plots_from_records(groups: list[OutputGroup]) -> list[Plot]:
@@ -173,9 +180,7 @@ def _plots_from_records(groups: list[OutputGroup]) -> list[Plot]:
                              ("error_category", "error_categories", "Error categories")):
         if counts := _counts(groups, col):
             plots.append(bar_plot(name, title, counts, "records", f"Records by `{col}`."))
-    flags: collections.Counter = collections.Counter()
-    for g in groups:
-        flags.update(_step_flags(g) or [])
+    flags = collections.Counter(next((f for g in groups if (f := _step_flags(g))), []))
     if flags:
         plots.append(bar_plot("error_flags", "Error flags", flags, "steps / records",
                               "Deterministic error flags raised on steps."))
@@ -202,14 +207,13 @@ def _plots_from_records(groups: list[OutputGroup]) -> list[Plot]:
     return plots
 
 
-def _plots_from_manifests(runs: list[Run]) -> list[Plot]:
+def _plots_from_manifest(run: Run) -> list[Plot]:
     rejected, filtered = collections.Counter(), collections.Counter()
-    for r in runs:
-        for stage, s in r.manifest.get("stages", {}).items():
-            for reason, n in s.get("rejected", {}).items():
-                rejected[f"{stage}: {reason}"] += n
-            for reason, n in s.get("filtered", {}).items():
-                filtered[f"{stage}: {reason}"] += n
+    for stage, s in run.manifest.get("stages", {}).items():
+        for reason, n in s.get("rejected", {}).items():
+            rejected[f"{stage}: {reason}"] += n
+        for reason, n in s.get("filtered", {}).items():
+            filtered[f"{stage}: {reason}"] += n
     plots = []
     if rejected:
         plots.append(bar_plot("rejects_by_reason", "Rejects by reason", rejected, "items",
@@ -239,16 +243,23 @@ def _decontamination_hits(groups: list[OutputGroup]) -> collections.Counter:
     return hits
 
 
+def _run_plots(run: Run) -> list[Plot]:
+    """The plots of one run: its own records, its manifest's counts, its decontamination drops."""
+    records = [g for g in run.groups if g.kind not in (REJECTS_KIND, FILTERED_KIND) and g.rows]
+    plots = _plots_from_records(records) + _plots_from_manifest(run)
+    if hits := _decontamination_hits(run.groups):
+        plots.append(bar_plot("decontamination_hits", "Decontamination hits by benchmark", hits, "records",
+                              "Records dropped because they overlap an evaluation benchmark."))
+    for p in plots:
+        p.run = run.label
+    return plots
+
+
 def build_report(source: str) -> Report:
-    """Collect every plot the run(s) under ``source`` have data for."""
+    """Collect every plot the run(s) under ``source`` have data for, run by run (never summed across pipelines:
+    the default job's localization and errors runs hold the same trajectories again)."""
     runs = load_runs(source)
-    groups = [g for r in runs for g in r.groups]
-    records = [g for g in groups if g.kind not in (REJECTS_KIND, FILTERED_KIND) and g.rows]
-    report = Report(runs, _plots_from_records(records) + _plots_from_manifests(runs))
-    if hits := _decontamination_hits(groups):
-        report.plots.append(bar_plot("decontamination_hits", "Decontamination hits by benchmark", hits, "records",
-                                     "Records dropped because they overlap an evaluation benchmark."))
-    return report
+    return Report(runs, [p for r in runs for p in _run_plots(r)])
 
 
 # ---------------------------------------------------------------- summary
@@ -334,13 +345,16 @@ def render_html(report: Report) -> str:
                          f"<td>{sum(s.get('rejected', {}).values())}</td><td>{sum(s.get('filtered', {}).values())}"
                          "</td></tr>")
         parts.append("</table>")
-    parts.append("<h2>Plots</h2>")
-    if not report.plots:
-        parts.append("<p>No plottable data in these runs.</p>")
-    for p in report.plots:
-        data = base64.b64encode(p.png).decode("ascii")
-        parts.append(f"<figure id='{e(p.name)}'><img alt='{e(p.title)}' src='data:image/png;base64,{data}'>"
-                     f"<figcaption>{e(p.title)}: {e(p.caption)}</figcaption></figure>")
+    for r in report.runs:
+        plots = [p for p in report.plots if p.run == r.label]
+        parts.append(f"<h2>Plots: {e(r.label)}</h2>")
+        if not plots:
+            parts.append("<p>No plottable data in this run.</p>")
+        for p in plots:
+            data = base64.b64encode(p.png).decode("ascii")
+            parts.append(f"<figure id='{e(report.key(p))}'><img alt='{e(p.title)}' "
+                         f"src='data:image/png;base64,{data}'><figcaption>{e(p.title)}: {e(p.caption)}</figcaption>"
+                         "</figure>")
     parts.append("</body></html>")
     return "\n".join(parts)
 

@@ -2,7 +2,7 @@
 
 A *run* is a directory holding ``manifest.json`` plus its shards; a *source* given to ``swemine publish`` or
 ``swemine report`` is either one run or a folder of runs (the default job writes ``<root>/trajectories/``,
-``<root>/localization/``, ...). Each run's shards are grouped by prefix (``data/train``, ``rejects/rejects``,
+``<root>/localization/``, ...). Each run's shards are grouped by prefix (``trajectories/train``, ``rejects/rejects``,
 ``views/diagnosis/train`` ...); every group becomes one dataset config with one split.
 """
 from __future__ import annotations
@@ -36,13 +36,13 @@ class Shard:
 class OutputGroup:
     """All shards of one prefix of one run: one dataset config."""
     run: Run
-    prefix: str                      # e.g. "data/train", "views/diagnosis/train", "rejects/rejects"
+    prefix: str                      # e.g. "trajectories/train", "views/diagnosis/train", "rejects/rejects"
     shards: list[Shard]
     config_name: str = ""            # filled by :func:`assign_config_names`
 
     @property
     def kind(self) -> str:
-        """The first folder of the prefix (``data``, ``localization``, ``views``, ``rejects``, ``filtered``)."""
+        """The first folder of the prefix (``trajectories``, ``localization``, ``views``, ``rejects``, ``filtered``)."""
         return self.prefix.split("/", 1)[0]
 
     @property
@@ -148,13 +148,14 @@ def load_runs(source: str) -> list[Run]:
 def _base_name(group: OutputGroup) -> str:
     head, _, base = group.prefix.rpartition("/")
     folder = head if base in SPLIT_NAMES or head.rpartition("/")[2] == base else group.prefix
-    if folder in ("", "data"):
+    if not folder:
         return group.run.manifest.get("pipeline") or group.run.label
     return folder.replace("/", "-")
 
 
 def assign_config_names(runs: list[Run]) -> None:
-    """Name every group's config: the pipeline for ``data/<split>``, else the prefix folder (``views-diagnosis``);
+    """Name every group's config: the prefix folder (``trajectories``, ``views-diagnosis``), or the pipeline for a
+    bare ``<split>`` prefix;
     groups of one run that differ only by split (``x/train``, ``x/test``) share a config; names that would
     clash across runs get the run folder as a prefix."""
     base = {id(g): _base_name(g) for r in runs for g in r.groups}

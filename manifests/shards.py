@@ -2,7 +2,7 @@
 
 Layout of a run directory::
 
-    <output>/data/<split>-NNNNN-of-NNNNN.parquet      (one folder per output type for multi-output runs)
+    <output>/<config>/<split>-NNNNN-of-NNNNN.parquet  (one folder per output: trajectories, fim, views/<name>, ...)
     <output>/rejects/rejects-NNNNN-of-NNNNN.parquet
     <output>/filtered/filtered-NNNNN-of-NNNNN.parquet
     <output>/manifest.json                             (written last)
@@ -85,7 +85,7 @@ class ShardInfo:
 def finalize_shards(output: str, schemas: Mapping[str, pa.Schema]) -> list[ShardInfo]:
     """Rename every complete bucket in ``_tmp/`` to its final shard name and describe the result.
 
-    ``schemas`` maps a shard prefix (e.g. ``"data/train"``, ``"rejects/rejects"``) to its schema. A prefix with
+    ``schemas`` maps a shard prefix (e.g. ``"trajectories/train"``, ``"rejects/rejects"``) to its schema. A prefix with
     no bucket gets one empty shard so that every declared output exists and loads.
     """
     fs, root = _fs_and_path(output)
@@ -123,7 +123,7 @@ def finalize_shards(output: str, schemas: Mapping[str, pa.Schema]) -> list[Shard
 
 
 def read_rows(output: str, prefix: str) -> list[dict]:
-    """All rows of the shards under ``prefix`` (e.g. ``"data/train"``), in shard order. For tests and inspection."""
+    """All rows of the shards under ``prefix`` (e.g. ``"trajectories/train"``), in shard order. For tests and inspection."""
     fs, root = _fs_and_path(output)
     rows: list[dict] = []
     for path in sorted(fs.glob(f"{root}/{prefix}-*-of-*.parquet")):

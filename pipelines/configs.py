@@ -145,6 +145,12 @@ def _read_license_map(path: str) -> dict[str, str]:
     return {normalize_repo(r[0]): r[1].strip() for r in rows if len(r) >= 2 and not r[0].startswith("#")}
 
 
+#: Filter flags that cannot apply to a job's records: the quality rules read trajectories; the temporal level
+#: reads dates, which FIM samples do not carry.
+NOT_TRAJECTORIES = ("quality", "keep_shortest")
+UNDATED = ("cutoff_date", "undated")
+
+
 @dataclasses.dataclass(frozen=True)
 class LLMConfig:
     """LLM endpoint (any OpenAI-compatible server; cached, budgeted)"""
@@ -168,6 +174,16 @@ class LLMConfig:
                          max_retries=self.retries, concurrency=self.concurrency, max_requests=self.budget_requests,
                          max_tokens_budget=self.budget_tokens,
                          default_params={"temperature": self.temperature, "seed": self.seed})
+
+
+def _repo_folders(directory: str) -> list[str]:
+    """The absolute paths of the folders in ``directory`` (one repository each, named owner__name), sorted."""
+    if not directory:
+        return []
+    if not os.path.isdir(directory):
+        raise ValueError(f"--repos {directory}: not a directory")
+    return [os.path.abspath(os.path.join(directory, e)) for e in sorted(os.listdir(directory))
+            if os.path.isdir(os.path.join(directory, e))]
 
 
 def _abs_files(paths: tuple[str, ...]) -> list[str]:
@@ -219,7 +235,7 @@ class LocalizationJob(TrajectoryInputs):
                                                "to this many", type=bounded(int, 0))
     reward: RewardConfig = option(default_factory=RewardConfig, help="reward constant {name}",
                                   group="reward constants (A²Agent)")
-    filters: FilterConfig = option(default_factory=FilterConfig)
+    filters: FilterConfig = option(default_factory=FilterConfig, skip=NOT_TRAJECTORIES)
 
     def resolve(self) -> dict[str, Any]:
         return {**self._inputs_config(), "repos": os.path.abspath(self.repos) if self.repos else "",
@@ -245,8 +261,10 @@ class ErrorsJob(TrajectoryInputs):
 @dataclasses.dataclass(frozen=True)
 class FimJob:
     """dependency-graph-selected, function-aware FIM samples from repositories"""
-    repos: tuple[str, ...] = option((), "repo specs: git repo path[@commit], directory, stdlib, pkg:<name>, git URL "
-                                        "(default: stdlib)", nargs="+", aliases=("--input",))
+    sources: tuple[str, ...] = option((), "a repository to mine (repeatable): git repo path[@commit], directory, "
+                                          "stdlib, pkg:<name> or git URL (default: stdlib unless --repos)",
+                                      flag="--source", metavar="SPEC")
+    repos: str = option("", "directory of git repositories named owner__name: mines each of them")
     fim_format: str = option("chat", "sample layout", flag="--format", choices=FORMATS)
     model_family: str = option("qwen2.5-coder", "special tokens for --format psm/spm/repo (repo: qwen2.5-coder or "
                                                 "starcoder)", choices=sorted(FAMILIES))
@@ -257,7 +275,7 @@ class FimJob:
     mixture: str = option("0.8,0.15,0.05", "single,pair,triple ratios; 'none' keeps every sample")
     max_file_bytes: int = option(1 << 20, "files larger than this are rejected as too_large")
     shards: int = option(1, "Parquet shards of the sample output")
-    filters: FilterConfig = option(default_factory=FilterConfig)
+    filters: FilterConfig = option(default_factory=FilterConfig, skip=NOT_TRAJECTORIES + UNDATED)
     rationale: bool = option(False, "generate rationales and apply the critic rules (chat format; needs an endpoint)")
     llm: LLMConfig = option(default_factory=LLMConfig, prefix="llm-")
     llm_critic_model: str = option("", "critic model (default: the generator)")
@@ -270,11 +288,15 @@ class FimJob:
             return ()
         return tuple(float(x) for x in self.mixture.split(","))
 
+    def repo_specs(self) -> list[str]:
+        """Every ``--source`` then every repository folder under ``--repos`` (sorted); stdlib when neither."""
+        return [*self.sources, *_repo_folders(self.repos)] or ["stdlib"]
+
     def resolve(self) -> dict[str, Any]:
         from swemine.miners.fim.scoring import FimConfig
 
         fim = FimConfig(cross_file=not self.in_file_only, mixture=self.mixture_ratios())
-        config = {"repos": list(self.repos or ("stdlib",)), "format": self.fim_format,
+        config = {"repos": self.repo_specs(), "format": self.fim_format,
                   "model_family": self.model_family if self.fim_format != "chat" else "",
                   "fim": dataclasses.asdict(fim), "max_file_bytes": self.max_file_bytes,
                   "filters": self.filters.resolve(), "special_tokens": self.special_tokens}
@@ -293,7 +315,7 @@ class TasksJob:
                                          "repeatable")
     rev: str = option("HEAD", "walk the history reachable from this revision")
     max_code_files: int = option(10, "more code files than this: filtered as too_many_files")
-    filters: FilterConfig = option(default_factory=FilterConfig)
+    filters: FilterConfig = option(default_factory=FilterConfig, skip=NOT_TRAJECTORIES)
     min_statement_chars: int = option(20, "shorter problem statements are filtered")
     max_statement_chars: int = option(20000, "longer problem statements are filtered")
     test_rule: tuple[str, ...] = option((), "test path rule (repeatable; default: the built-in rules)")
@@ -320,12 +342,7 @@ class TasksJob:
         """``[{spec, name}]`` for every git repository in ``repos`` plus every ``repo``, sorted, unique."""
         from swemine.corpora.repos import is_url, name_from_path
 
-        specs = {}
-        if self.repos:
-            for entry in sorted(os.listdir(self.repos)):
-                path = os.path.join(self.repos, entry)
-                if os.path.isdir(path):
-                    specs[os.path.abspath(path)] = name_from_path(path)
+        specs = {path: name_from_path(path) for path in _repo_folders(self.repos)}
         for spec in self.repo:
             specs[spec if is_url(spec) else os.path.abspath(spec)] = ""
         return [{"spec": k, "name": v} for k, v in sorted(specs.items())]

@@ -26,5 +26,5 @@ def default_jobs(root: str | None = None) -> list[tuple[str, object]]:
         ("trajectories", TrajectoriesJob(inputs=trajs, tasks=tasks, filters=filters)),
         ("localization", LocalizationJob(inputs=trajs, tasks=tasks, filters=filters)),
         ("errors", ErrorsJob(inputs=trajs, tasks=tasks, filters=filters)),
-        ("fim", FimJob(repos=("stdlib",), filters=FilterConfig(license_allow="permissive", dedup="exact"))),
+        ("fim", FimJob(sources=("stdlib",), filters=FilterConfig(license_allow="permissive", dedup="exact"))),
     ]

@@ -11,7 +11,9 @@ Adding a flag to a job is adding one field to its dataclass (see :mod:`swemine.p
   for the flag's text) pass through to argparse;
 - a field whose type is itself a config dataclass (``filters: FilterConfig``) adds that dataclass's fields as
   an argument group (``prefix`` is put before their flag names, ``help`` is a format for fields without help);
-- ``cli=False`` keeps a field out of the flags (still settable from Python and ``--config``).
+- ``cli=False`` keeps a field out of the flags (still settable from Python and ``--config``);
+- ``skip=(names...)`` on a nested config field leaves out the sub-fields that cannot apply to this job (a
+  job without dated records offers no ``--cutoff-date``); ``--config`` may not set them either.
 
 ``--config run.yaml`` sets fields from a YAML mapping (field names; a mapping for a nested config); the flags
 given on the command line win. Nothing here touches files or git: a job's ``resolve()`` does that.
@@ -58,7 +60,7 @@ def _help(text: str, default: Any) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser, cls: type, *, _dest: str = "", _prefix: str = "",
-                  _help_format: str = "", _group: Any = None) -> None:
+                  _help_format: str = "", _group: Any = None, _skip: tuple[str, ...] = ()) -> None:
     """Add one flag per field of the config dataclass ``cls`` (recursively for nested configs).
 
     Flags default to "not given", so :func:`from_namespace` can tell them apart from the dataclass defaults."""
@@ -66,13 +68,14 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type, *, _dest: str = ""
     target = _group or parser
     for f in dataclasses.fields(cls):
         meta = f.metadata
-        if not meta.get("cli", True):
+        if not meta.get("cli", True) or f.name in _skip:
             continue
         base, repeat = _kind(hints[f.name])
         if dataclasses.is_dataclass(base):
             title = meta.get("group") or (base.__doc__ or base.__name__).strip().splitlines()[0]
             add_arguments(parser, base, _dest=f"{_dest}{f.name}.", _prefix=meta.get("prefix", ""),
-                          _help_format=meta.get("help", ""), _group=parser.add_argument_group(title))
+                          _help_format=meta.get("help", ""), _group=parser.add_argument_group(title),
+                          _skip=tuple(meta.get("skip", ())))
             continue
         text = meta.get("help") or _help_format.format(name=f.name)
         kwargs: dict[str, Any] = {"dest": _dest + f.name, "default": argparse.SUPPRESS,
@@ -102,10 +105,13 @@ def _value(hint: Any, value: Any) -> Any:
     return value
 
 
-def from_dict(cls: type, data: Mapping[str, Any], base: Any = None) -> Any:
-    """A ``cls`` from a mapping of field names (a YAML file's content); unknown names are an error."""
+def from_dict(cls: type, data: Mapping[str, Any], base: Any = None, _skip: tuple[str, ...] = ()) -> Any:
+    """A ``cls`` from a mapping of field names (a YAML file's content); unknown names are an error, and so are
+    the names a job leaves out (``skip``)."""
+    base = base if base is not None else cls()
     hints = typing.get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    names = set(fields) - set(_skip)
     unknown = sorted(set(data) - names)
     if unknown:
         raise ValueError(f"{cls.__name__}: unknown setting(s) {unknown}; known: {sorted(names)}")
@@ -113,10 +119,10 @@ def from_dict(cls: type, data: Mapping[str, Any], base: Any = None) -> Any:
     for k, v in data.items():
         nested = getattr(base, k, None)
         if dataclasses.is_dataclass(nested) and isinstance(v, Mapping):
-            values[k] = from_dict(type(nested), v, nested)
+            values[k] = from_dict(type(nested), v, nested, tuple(fields[k].metadata.get("skip", ())))
         else:
             values[k] = _value(hints[k], v)
-    return dataclasses.replace(base, **values) if base is not None else cls(**values)
+    return dataclasses.replace(base, **values)
 
 
 def from_namespace(cls: type, ns: argparse.Namespace, base: Any = None, _dest: str = "") -> Any:

@@ -1,7 +1,7 @@
 """Every output prefix a ``swemine run`` job writes, in one table (shards are ``<output>/<prefix>-NNNNN-of-NNNNN.parquet``)."""
 from __future__ import annotations
 
-TRAJECTORIES = "data/train"
+TRAJECTORIES = "trajectories/train"
 LOCALIZATION = "localization/train"
 TASKS = "tasks/train"
 ERRORS = "errors/train"

@@ -89,7 +89,7 @@ class Built:
 class PipelineSpec:
     name: str
     config: dict[str, Any]
-    outputs: dict[str, pa.Schema]                     # prefix -> schema, e.g. {"data/train": TRAJECTORY_SCHEMA}
+    outputs: dict[str, pa.Schema]                     # prefix -> schema, e.g. {"trajectories/train": TRAJECTORY_SCHEMA}
     build: Callable[[beam.Pipeline, RunContext], Built]
     input_uris: list[str] = field(default_factory=list)
     num_buckets: int | None = None                    # shards per output; default from input size

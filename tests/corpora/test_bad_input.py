@@ -103,5 +103,5 @@ def test_beam_pipeline_counts_and_rejects_shard(mixed_dir, tmp_path):
     rejects = pq.read_table(next(out.glob("rejects/rejects-*.parquet"))).to_pylist()
     assert {_name(r["source_uri"], mixed_dir): r["reason"] for r in rejects} == expected
     assert all(r["config_hash"] == manifest["config_hash"] for r in rejects)
-    data = pq.read_table(next(out.glob("data/train-*.parquet"))).to_pylist()
+    data = pq.read_table(next(out.glob("trajectories/train-*.parquet"))).to_pylist()
     assert sorted(_name(t["source_uri"], mixed_dir) for t in data) == sorted(GOOD - {"big_line.jsonl"})

@@ -172,7 +172,7 @@ def test_mutants_beside_good_files_keep_them_and_balance(corpora_dir, tmp_path, 
     assert manifest["balance_problems"] == []
     assert manifest["stages"]["read"]["in"] == len(seeds[::5]) + 120
     import pyarrow.parquet as pq
-    rows = pq.read_table(next((tmp_path / "out" / "data").glob("*.parquet")), columns=["source_uri"]).to_pylist()
+    rows = pq.read_table(next((tmp_path / "out" / "trajectories").glob("*.parquet")), columns=["source_uri"]).to_pylist()
     # portable uris: "in/good/<file>" in the run (root: in/), "good/<file>" when good/ is read alone
     from_good = {r["source_uri"].removeprefix("in/") for r in rows if r["source_uri"].startswith("in/good/")}
     assert from_good == {t["source_uri"] for t in normalize_paths([str(good)])[0]}

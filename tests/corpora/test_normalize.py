@@ -62,7 +62,7 @@ def test_openhands_corpus(corpora_dir):
 def test_trajectories_pipeline_on_the_sample_run(tmp_path):
     run = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories" / "mini-swe-agent"
     manifest = execute(build_spec(TrajectoriesJob(inputs=(str(run),))), str(tmp_path / "out"), ["--runner=FnApiRunner"])
-    ds = datasets.load_dataset("parquet", data_files=str(tmp_path / "out" / "data" / "train-*.parquet"), split="train")
+    ds = datasets.load_dataset("parquet", data_files=str(tmp_path / "out" / "trajectories" / "train-*.parquet"), split="train")
     rows = {r["instance_id"]: r for r in ds}
     assert sorted(rows) == ["samples__calc-1", "samples__calc-2"]
     assert rows["samples__calc-1"]["resolved"] is True and rows["samples__calc-1"]["n_steps"] == 4

@@ -137,6 +137,6 @@ def test_no_secret_reaches_any_shard(tmp_path, mode):
         (dropped,) = [r for r in shards["filtered"] if r["reason"] == "secret"]
         assert "<SECRET:GitHub Token>" in dropped["record_json"]
     else:
-        (traj,) = [t for t in shards["data"] if any(GH[:4] in (s["tool_args_json"] or "") or "SECRET" in
+        (traj,) = [t for t in shards["trajectories"] if any(GH[:4] in (s["tool_args_json"] or "") or "SECRET" in
                                                     (s["tool_args_json"] or "") for s in t["steps"])]
         assert json.loads(traj["extra_json"])["scrubbed"]["GitHub Token"] >= 1

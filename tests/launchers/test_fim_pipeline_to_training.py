@@ -23,7 +23,7 @@ def _mine(tmp_path, files, fmt):
     for name in files:
         shutil.copy(f"{sysconfig.get_paths()['stdlib']}/{name}", src / name)
     run_dir = tmp_path / "fim-run"
-    assert cli.main(["run", "fim", "--repos", str(src), "--format", fmt, "--mixture", "none",
+    assert cli.main(["run", "fim", "--source", str(src), "--format", fmt, "--mixture", "none",
                      "--output", str(run_dir)]) == 0
     return run_dir
 

@@ -30,18 +30,18 @@ def test_card_of_real_run(real_run):
     head = _header(text)
     assert head["license"] == "other"
     expected = {"trajectories": {"config_name": "trajectories", "default": True,
-                                 "data_files": [{"split": "train", "path": "data/train-*-of-*.parquet"}]}}
+                                 "data_files": [{"split": "train", "path": "trajectories/train-*-of-*.parquet"}]}}
     if rows["rejects/rejects"]:          # empty outputs are not published (datasets cannot load 0-row shards)
         expected["rejects"] = {"config_name": "rejects",
                                "data_files": [{"split": "train", "path": "rejects/rejects-*-of-*.parquet"}]}
     assert {c["config_name"]: c for c in head["configs"]} == expected
     infos = head["dataset_info"] if isinstance(head["dataset_info"], list) else [head["dataset_info"]]
     infos = {i.get("config_name", "trajectories"): i for i in infos}
-    assert infos["trajectories"]["splits"][0]["num_examples"] == rows["data/train"] == 37
+    assert infos["trajectories"]["splits"][0]["num_examples"] == rows["trajectories/train"] == 37
     if rows["rejects/rejects"]:
         assert infos["rejects"]["splits"][0]["num_examples"] == rows["rejects/rejects"]
     assert infos["trajectories"]["download_size"] == sum(o["bytes"] for o in manifest["outputs"]
-                                                         if o["path"].startswith("data/"))
+                                                         if o["path"].startswith("trajectories/"))
     assert infos["trajectories"]["splits"][0]["num_bytes"] > infos["trajectories"]["download_size"]  # uncompressed
     feats = {f["name"]: f for f in infos["trajectories"]["features"]}
     assert feats["n_steps"] == {"name": "n_steps", "dtype": "int32"}
@@ -72,7 +72,7 @@ def test_validation_catches_bad_headers(real_run):
     with pytest.raises(CardError, match="num_examples"):
         validate_card(text.replace("num_examples: 37", "num_examples: 36"), files, groups)
     with pytest.raises(CardError, match="selects"):
-        validate_card(text, files + ["data/train-00007-of-00009.parquet"], groups)
+        validate_card(text, files + ["trajectories/train-00007-of-00009.parquet"], groups)
     with pytest.raises(CardError, match="features"):
         validate_card(text.replace("dtype: int32", "dtype: int64", 1), files, groups)
     with pytest.raises(CardError, match="YAML"):
@@ -115,8 +115,8 @@ def test_folder_of_runs_with_generic_prefixes(tmp_path):
 def test_bad_runs_are_refused(tmp_path, real_run):
     with pytest.raises(RunError, match="neither a finished run"):
         load_runs(str(tmp_path))
-    make_run(tmp_path / "r", "p", {"data/train": (VIEW_SCHEMA, [{"record_id": "a"}])})
-    shard = next((tmp_path / "r" / "data").glob("*.parquet"))
+    make_run(tmp_path / "r", "p", {"trajectories/train": (VIEW_SCHEMA, [{"record_id": "a"}])})
+    shard = next((tmp_path / "r" / "trajectories").glob("*.parquet"))
     shard.write_bytes(shard.read_bytes() + b"x")
     with pytest.raises(RunError, match="size differs"):
         load_runs(str(tmp_path / "r"))

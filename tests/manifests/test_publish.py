@@ -54,7 +54,7 @@ def test_transient_faults_are_retried_and_nothing_is_uploaded_twice(real_run, hu
     again = publish(plan, hub_api, max_files_per_commit=2, backoff=FAST)
     assert again.commits == [] and len(again.skipped) == n + 2
     loaded = load_back(hub.url, tmp_path / "hf", "org/traj", list(plan.configs))
-    assert loaded["trajectories"]["train"] == _rows(real_run, "data/") == 37
+    assert loaded["trajectories"]["train"] == _rows(real_run, "trajectories/") == 37
     assert set(loaded) == {"trajectories"} | ({"rejects"} if _rows(real_run, "rejects/") else set())
     assert loaded.get("rejects", {"train": 0})["train"] == _rows(real_run, "rejects/")
     assert "steps" in loaded["trajectories"]["_columns"]

@@ -17,7 +17,7 @@ BALANCED = {"read": {"in": 3, "out": 2, "rejected": {"invalid_json": 1}, "filter
 
 def _run(tmp_path, stages=BALANCED, secrets="scrub"):
     out = tmp_path / "run"
-    make_run(out, "trajectories", {"data/train": (VIEW_SCHEMA, [{"record_id": "a"}, {"record_id": "b"}]),
+    make_run(out, "trajectories", {"trajectories/train": (VIEW_SCHEMA, [{"record_id": "a"}, {"record_id": "b"}]),
                                    "rejects/rejects": (REJECT_SCHEMA, [{"record_id": "r", "excerpt": "{bad"}])},
              stages=stages, secrets=secrets)
     return out

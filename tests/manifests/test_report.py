@@ -50,14 +50,14 @@ def test_report_of_real_run(real_run, capsys):
     assert {"trajectory_lengths", "harness_mix", "model_mix", "resolved_labels"} <= set(names)
     assert not {"fim_loc", "gold_set_sizes", "decontamination_hits", "drops_by_reason"} & set(names)
     plots = {p.name: p for p in report.plots}
-    steps = [n for s in sorted((real_run / "data").glob("*.parquet"))
+    steps = [n for s in sorted((real_run / "trajectories").glob("*.parquet"))
              for n in pq.read_table(s, columns=["n_steps"]).column("n_steps").to_pylist()]
     assert sorted(plots["trajectory_lengths"].data["trajectories"]) == sorted(float(n) for n in steps)
     assert plots["harness_mix"].data == {"swe-agent": 37}
     rejected = {f"{stage}: {reason}": n for stage, s in _manifest(real_run)["stages"].items()
                 for reason, n in s["rejected"].items()}
     assert plots["rejects_by_reason"].data == rejected if rejected else "rejects_by_reason" not in plots
-    resolved = [v for s in sorted((real_run / "data").glob("*.parquet"))
+    resolved = [v for s in sorted((real_run / "trajectories").glob("*.parquet"))
                 for v in pq.read_table(s, columns=["resolved"]).column("resolved").to_pylist()]
     assert plots["resolved_labels"].data == {k: resolved.count(v) for k, v in
                                              (("(none)", None), (True, True), (False, False)) if v in resolved}
@@ -70,27 +70,31 @@ def test_report_of_real_run(real_run, capsys):
 def test_report_finds_other_pipelines_columns(tmp_path):
     make_mixed_runs(tmp_path)
     step = {"idx": 0, "role": "assistant", "error_signals": ["traceback", "nonzero_exit"]}
-    make_run(tmp_path / "traj", "trajectories", {"data/train": (TRAJECTORY_SCHEMA, [
+    make_run(tmp_path / "traj", "trajectories", {"trajectories/train": (TRAJECTORY_SCHEMA, [
         {"record_id": "t1", "harness": "openhands", "model_name": "gpt-4o", "n_steps": 2,
          "steps": [step, {**step, "idx": 1, "error_signals": ["traceback"]}]},
         {"record_id": "t2", "harness": "swe-agent", "model_name": "gpt-4o", "n_steps": 1, "steps": [step]}])})
     path, report = write_report(str(tmp_path), str(tmp_path / "out.html"))
+    # one section per run, in the folder's run order: nothing is summed across pipelines
     assert report.plot_names == [
-        "trajectory_lengths", "harness_mix", "model_mix", "resolved_labels", "error_categories", "error_flags",
-        "gold_set_sizes", "discovery_commit_ratios", "fim_loc", "fim_complexity", "fim_inferability",
-        "fim_fim_score", "rejects_by_reason", "drops_by_reason", "decontamination_hits"]
-    data = {p.name: p.data for p in report.plots}
-    assert data["error_flags"] == {"traceback": 3, "nonzero_exit": 2}
-    assert data["model_mix"] == {"gpt-4o": 2} and data["resolved_labels"] == {"(none)": 2}
-    assert data["error_categories"] == {"syntax": 3, "wrong_file": 3}
-    assert data["gold_set_sizes"] == {"localization.gold_files": [1.0, 2.0, 3.0, 1.0, 2.0],
-                                      "localization/test.gold_files": [3.0, 1.0]}
-    assert data["fim_loc"] == {"fim": [5.0, 8.0, 11.0, 14.0, 17.0, 20.0]}
-    assert data["fim_inferability"]["fim"][0] == 1.0
-    assert data["drops_by_reason"] == {"decontam: swe_bench": 1}
-    assert data["decontamination_hits"] == {"swe-bench-verified": 1}
+        "errors/error_categories", "fim/fim_loc", "fim/fim_complexity", "fim/fim_inferability", "fim/fim_fim_score",
+        "loc/gold_set_sizes", "loc/discovery_commit_ratios", "loc/rejects_by_reason", "loc/drops_by_reason",
+        "loc/decontamination_hits", "traj/trajectory_lengths", "traj/harness_mix", "traj/model_mix",
+        "traj/resolved_labels", "traj/error_flags"]
+    data = {report.key(p): p.data for p in report.plots}
+    # t1 has 2 steps with traceback (+1 nonzero_exit each), t2 one step with both: traceback 3, nonzero_exit 2
+    assert data["traj/error_flags"] == {"traceback": 3, "nonzero_exit": 2}
+    assert data["traj/model_mix"] == {"gpt-4o": 2} and data["traj/resolved_labels"] == {"(none)": 2}
+    # the 4 diagnosis-view rows alternate syntax / wrong_file; the recovery view repeats 2 of them (not counted)
+    assert data["errors/error_categories"] == {"syntax": 2, "wrong_file": 2}
+    assert data["loc/gold_set_sizes"] == {"localization.gold_files": [1.0, 2.0, 3.0, 1.0, 2.0],
+                                          "localization/test.gold_files": [3.0, 1.0]}
+    assert data["fim/fim_loc"] == {"fim": [5.0, 8.0, 11.0, 14.0, 17.0, 20.0]}
+    assert data["fim/fim_inferability"]["fim"][0] == 1.0
+    assert data["loc/drops_by_reason"] == {"decontam: swe_bench": 1}
+    assert data["loc/decontamination_hits"] == {"swe-bench-verified": 1}
     page = open(path, encoding="utf-8").read()
-    assert len(_embedded_images(page)) == 15
+    assert len(_embedded_images(page)) == 15 and page.count("<h2>Plots: ") == 4
     _assert_offline(page)
 
 
@@ -121,7 +125,7 @@ def test_report_opens_with_a_summary(real_run, tmp_path):
     for o in m["outputs"]:
         rows[o["path"].split("-")[0]] += o["rows"]
     label = report.runs[0].label
-    assert summary["produced"] == [(label, "data/train", rows["data/train"])] and rows["data/train"] == 37
+    assert summary["produced"] == [(label, "trajectories/train", rows["trajectories/train"])] and rows["trajectories/train"] == 37
     assert summary["totals"] == {"records": 37, "rejected": rows["rejects/rejects"], "filtered": rows["filtered/filtered"]}
     assert summary["warnings"] == [f"{label}: not decontaminated (no --benchmark)"]
     page = open(path, encoding="utf-8").read()

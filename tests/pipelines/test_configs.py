@@ -13,7 +13,7 @@ from swemine.pipelines.registry import JOBS as REGISTRY
 from swemine.pipelines.run_cmd import job_from_args
 from tests.gitutil import commit_files, init_repo
 
-# Every flag each job took before the configs became dataclasses, with a value when it takes one.
+# Every flag each job takes, with a value when it takes one.
 FILTER_FLAGS = [("--benchmark", "b.jsonl"), ("--decontam-levels", "instance"), ("--cutoff-date", "2024-01-01"),
                 ("--undated", "drop"), ("--grey-repo", "a/b"), ("--repo-alias", "a/b=c/d"), ("--repo-git", "a/b=."),
                 ("--ngram-n", "8"), ("--scrub-secrets", "drop"), ("--license-allow", "MIT"), ("--license-map", "m"),
@@ -31,7 +31,7 @@ OLD_FLAGS = {
                ("--llm-base-url", "u"), ("--llm-model", "m"), ("--llm-cache-dir", "c"), ("--llm-concurrency", "2"),
                ("--llm-timeout", "5"), ("--llm-retries", "1"), ("--llm-temperature", "0.5"), ("--llm-seed", "3"),
                ("--budget-requests", "4"), ("--budget-tokens", "5")],
-    "fim": [("--input", "x"), ("--repos", "y"), ("--format", "psm"), ("--model-family", "starcoder"),
+    "fim": [("--source", "x"), ("--repos", "y"), ("--format", "psm"), ("--model-family", "starcoder"),
             ("--in-file-only", None), ("--mixture", "none"), ("--max-file-bytes", "9"), ("--shards", "2"),
             ("--rationale", None), ("--llm-base-url", "u"), ("--llm-model", "m"), ("--llm-critic-model", "c"),
             ("--llm-cache-dir", "c"), ("--llm-concurrency", "2"), ("--llm-timeout", "5"), ("--llm-retries", "1"),
@@ -47,9 +47,14 @@ def test_the_job_tables_agree():
     assert list(JOBS) == list(REGISTRY) == ["trajectories", "localization", "tasks", "errors", "fim"]
 
 
+# Filter flags a job cannot use: the quality rules read trajectories, the temporal level reads dates.
+NOT_OFFERED = {"localization": {"--quality", "--keep-shortest"}, "tasks": {"--quality", "--keep-shortest"},
+               "fim": {"--quality", "--keep-shortest", "--cutoff-date", "--undated"}}
+
+
 @pytest.mark.parametrize("name", list(OLD_FLAGS))
-def test_every_old_flag_still_parses_and_lands_in_the_config(name):
-    pairs = OLD_FLAGS[name] + FILTER_FLAGS
+def test_every_flag_parses_and_lands_in_the_config(name):
+    pairs = OLD_FLAGS[name] + [(f, v) for f, v in FILTER_FLAGS if f not in NOT_OFFERED.get(name, ())]
     argv = ["run", name] + [x for flag, value in pairs for x in ((flag, value) if value else (flag,))]
     job = _job(argv)
     assert job != JOBS[name]()                      # every flag changed something...
@@ -58,9 +63,39 @@ def test_every_old_flag_still_parses_and_lands_in_the_config(name):
         assert alone != JOBS[name](), flag
 
 
+@pytest.mark.parametrize("name,flag", [(n, f) for n, flags in NOT_OFFERED.items() for f in sorted(flags)])
+def test_filter_flags_that_cannot_apply_are_not_offered(name, flag, capsys):
+    value = dict(FILTER_FLAGS)[flag]
+    with pytest.raises(SystemExit) as exc:
+        _job(["run", name, flag] + ([value] if value else []))
+    assert exc.value.code == 2 and flag in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        cli.main(["run", name, "--help"])
+    shown = capsys.readouterr().out
+    assert "--scrub-secrets" in shown and flag not in shown
+
+
+def test_config_file_may_not_set_a_filter_the_job_cannot_use(tmp_path):
+    (tmp_path / "run.yaml").write_text("filters:\n  quality: true\n")
+    with pytest.raises(ValueError, match="quality"):
+        _job(["run", "fim", "--config", str(tmp_path / "run.yaml")])
+    assert _job(["run", "trajectories", "--config", str(tmp_path / "run.yaml")]).filters.quality is True
+
+
+def test_fim_sources_and_a_folder_of_repositories(tmp_path):
+    for name in ("b__two", "a__one"):
+        (tmp_path / "repos" / name).mkdir(parents=True)
+    (tmp_path / "repos" / "README").write_text("not a repository")
+    fim = _job(["run", "fim", "--source", "stdlib", "--source", "pkg:json", "--repos", str(tmp_path / "repos"),
+                "--format", "psm", "--mixture", "none"])
+    assert fim.sources == ("stdlib", "pkg:json") and fim.fim_format == "psm" and fim.mixture_ratios() == ()
+    # the sources in the order given, then the folders sorted by name (files are not repositories)
+    assert fim.repo_specs() == ["stdlib", "pkg:json", str(tmp_path / "repos" / "a__one"),
+                                str(tmp_path / "repos" / "b__two")]
+    assert FimJob().repo_specs() == ["stdlib"]
+
+
 def test_job_values_from_flags():
-    fim = _job(["run", "fim", "--input", "a", "--repos", "b", "c", "--format", "psm", "--mixture", "none"])
-    assert fim.repos == ("a", "b", "c") and fim.fim_format == "psm" and fim.mixture_ratios() == ()
     tasks = _job(["run", "tasks", "--no-verify-apply", "--test-rule", "spec/", "--test-rule", "*_spec.py"])
     assert tasks.mine_config().verify_apply is False and tasks.mine_config().test_rules == ("spec/", "*_spec.py")
     loc = _job(["run", "localization", "--tasks", "t.jsonl", "--alpha-file", "2"])

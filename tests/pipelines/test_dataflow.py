@@ -21,7 +21,7 @@ def test_dataflow_dry_run_builds_the_job_and_stages_the_wheel(tmp_path):
     assert result["dry_run"] is True and result["state"].endswith("DONE")
     proto = result["job"].proto_pipeline
     names = {t.unique_name for t in proto.components.transforms.values()}
-    for expected in ("read", "CoGroup", "Join", "Shards[data/train]", "Shards[rejects/rejects]"):
+    for expected in ("read", "CoGroup", "Join", "Shards[trajectories/train]", "Shards[rejects/rejects]"):
         assert expected in names
     staged = [dep.role_payload for env in proto.components.environments.values() for dep in env.dependencies]
     assert any(b"swemine-0.1.0-py3-none-any.whl" in s for s in staged)
@@ -63,7 +63,7 @@ def _specs(corpora_dir, tmp_path):
                    ["detect", "diagnose", "verify", "views"]),
         "tasks": (tasks_mining.build_spec(TasksJob(repo=(repo,), localization=True)),
                   ["history_list", "history_mine", "history_dedupe", "localization"]),
-        "fim": (fim.build_spec(FimJob(repos=(repo,), fim_format="repo")),
+        "fim": (fim.build_spec(FimJob(sources=(repo,), fim_format="repo")),
                 ["fim_read", "fim_parse", "fim_select", "Mix", "JoinContext", "fim_emit"]),
     }
 

@@ -20,4 +20,4 @@ def test_default_steps_are_dataclasses_over_the_samples():
         assert cfg["filters"]["decontam"]["levels"] == ["instance", "content"] and cfg["filters"]["secrets"] == "scrub"
         assert cfg["filters"]["benchmark_digests"][0]      # the sample benchmark file was read and digested
     fim = steps[3][1]
-    assert fim == FimJob(repos=("stdlib",), filters=fim.filters) and fim.filters.license_allow == "permissive"
+    assert fim == FimJob(sources=("stdlib",), filters=fim.filters) and fim.filters.license_allow == "permissive"

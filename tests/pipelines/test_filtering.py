@@ -87,7 +87,7 @@ def test_trajectories_run_with_filters(corpora_dir, planted, tmp_path, capsys):
     assert st["quality_group"]["filtered"] == {"duplicate_actions": 1}
     assert st["dedup_exact"]["filtered"] == {} and st["dedup_near"]["filtered"] == {}
     assert manifest["balance_problems"] == []
-    kept = read_rows(str(out), "data/train")
+    kept = read_rows(str(out), "trajectories/train")
     filtered = read_rows(str(out), "filtered/filtered")
     assert len(kept) == 6
     everything = json.dumps(kept) + json.dumps(filtered)

@@ -36,7 +36,7 @@ def repo(tmp_path_factory):
 def test_cli_fim_psm_deepseek(repo, tmp_path, capsys):
     repo, sha = repo
     out = str(tmp_path / "run")
-    rc = main(["run", "fim", "--repos", f"{repo}@{sha}", "--format", "psm", "--model-family", "deepseek-coder",
+    rc = main(["run", "fim", "--source", f"{repo}@{sha}", "--format", "psm", "--model-family", "deepseek-coder",
                "--mixture", "none", "--output", out])
     assert rc == 0
     printed = capsys.readouterr().out
@@ -69,7 +69,7 @@ def test_cli_fim_psm_deepseek(repo, tmp_path, capsys):
 def test_repo_level_layout_beam_equals_in_process(repo, tmp_path):
     repo, sha = repo
     out = str(tmp_path / "run")
-    assert main(["run", "fim", "--repos", f"{repo}@{sha}", "--format", "repo", "--mixture", "none",
+    assert main(["run", "fim", "--source", f"{repo}@{sha}", "--format", "repo", "--mixture", "none",
                  "--output", out]) == 0
     rows = sorted(datasets.load_dataset("parquet", data_files=f"{out}/fim/train-*.parquet", split="train").to_list(),
                   key=lambda r: r["start_line"])
@@ -99,7 +99,7 @@ def test_rationale_stage_in_beam(repo, tmp_path):
     repo, sha = repo
     out = str(tmp_path / "run")
     with FakeOpenAI(responder) as server:
-        assert main(["run", "fim", "--repos", f"{repo}@{sha}", "--mixture", "none", "--rationale",
+        assert main(["run", "fim", "--source", f"{repo}@{sha}", "--mixture", "none", "--rationale",
                      "--llm-base-url", server.base_url, "--llm-model", "m", "--llm-cache-dir", str(tmp_path / "c"),
                      "--output", out]) == 0
     manifest = json.load(open(f"{out}/manifest.json"))
@@ -120,7 +120,7 @@ def test_fim_samples_quoting_a_benchmark_solution_are_removed(repo, tmp_path):
     bench.write_text(json.dumps({"task_id": "HumanEval/999", "prompt": "def work(x):\n", "entry_point": "work",
                                  "canonical_solution": solution, "test": "def check(f):\n    pass\n"}) + "\n")
     out = tmp_path / "run"
-    assert main(["run", "fim", "--repos", f"{repo}@{sha}", "--format", "psm", "--mixture", "none",
+    assert main(["run", "fim", "--source", f"{repo}@{sha}", "--format", "psm", "--mixture", "none",
                  "--benchmark", f"he={bench}", "--decontam-levels", "content", "--output", str(out)]) == 0
     from swemine.manifests.shards import read_rows
     kept = read_rows(str(out), "fim/train")

@@ -50,7 +50,7 @@ def test_same_data_from_two_folders_gives_identical_shards(corpora_dir, tmp_path
         by_job.setdefault(job, []).append(shards)
     for job, (first, second) in by_job.items():
         assert first == second and first, job
-    rows = pq.read_table(next((tmp_path / "a" / "out-trajectories" / "data").glob("*.parquet"))).to_pylist()
+    rows = pq.read_table(next((tmp_path / "a" / "out-trajectories" / "trajectories").glob("*.parquet"))).to_pylist()
     assert all(r["source_uri"].startswith("dumps/mini-swe-agent/") for r in rows)
     # run labels still find their trajectories under portable uris: as many as reading the corpus where it lies
     direct = {t["record_id"]: t["resolved"] for t in normalize_paths([str(corpora_dir / "mini-swe-agent")])[0]}
@@ -65,7 +65,7 @@ def test_tasks_and_fim_rows_name_repositories_not_folders(tmp_path):
     assert str(tmp_path) not in _text_of_rows(out)
     commit_files(repo, {"pkg/work.py": _work_file()}, "Add the work functions")     # functions FIM selects
     fim = tmp_path / "fim"
-    assert main(["run", "fim", "--repos", repo, "--output", str(fim), "--mixture", "none"]) == 0
+    assert main(["run", "fim", "--source", repo, "--output", str(fim), "--mixture", "none"]) == 0
     assert str(tmp_path) not in _text_of_rows(fim)
     rows = pq.read_table(next(fim.rglob("fim/train-*.parquet"))).to_pylist()
     head = subprocess.run(["git", "-C", repo, "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()

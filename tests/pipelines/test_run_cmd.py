@@ -35,8 +35,8 @@ def test_run_from_a_config_file(corpora_dir, tmp_path, capsys):
     m = json.loads((out / "manifest.json").read_text())
     assert m["config"]["inputs"] == [str(corpora_dir / "swe-agent")]
     assert m["stage_order"][:2] == ["read", "join"] and m["stages"]["join"]["out"] == 37
-    assert sorted(o["path"] for o in m["outputs"] if o["path"].startswith("data/")) == [
-        "data/train-00000-of-00002.parquet", "data/train-00001-of-00002.parquet"]
+    assert sorted(o["path"] for o in m["outputs"] if o["path"].startswith("trajectories/")) == [
+        "trajectories/train-00000-of-00002.parquet", "trajectories/train-00001-of-00002.parquet"]
     capsys.readouterr()
     assert main(["run", "trajectories", "--config", str(cfg), "--output", str(out)]) == 0
     assert capsys.readouterr().out.startswith("up to date")

@@ -15,7 +15,7 @@ def test_swe_agent_corpus_end_to_end(corpora_dir, tmp_path):
     m = runner.execute(spec, out)
     assert m["balance_problems"] == []
     assert m["stages"]["join"]["in"] == m["stages"]["join"]["out"]
-    rows = read_rows(out, "data/train")
+    rows = read_rows(out, "trajectories/train")
     assert len(rows) == m["stages"]["join"]["out"] >= 37
     by_id = {r["instance_id"]: r for r in rows}
     t = by_id["django__django-15851"]
@@ -25,7 +25,7 @@ def test_swe_agent_corpus_end_to_end(corpora_dir, tmp_path):
     # joined from the Lite task of the same instance
     assert t["repo"] == "django/django" and len(t["base_commit"]) == 40
     assert all(r["config_hash"] == m["config_hash"] for r in rows)
-    ds = datasets.load_dataset("parquet", data_files=f"{out}/data/train-*.parquet", split="train")
+    ds = datasets.load_dataset("parquet", data_files=f"{out}/trajectories/train-*.parquet", split="train")
     assert ds.num_rows == len(rows) and "steps" in ds.features
     # a finished run with the same config is a no-op; --force recomputes to the same shards
     again = runner.execute(spec, out)
@@ -39,14 +39,14 @@ def test_cli_default_run_formats_and_inspect(tmp_path, capsys):
     assert main(["run", "--output", out]) == 0
     printed = capsys.readouterr().out
     assert all(f"## {step}" in printed for step in ("trajectories", "localization", "errors", "fim")) and "report: " in printed
-    assert "data/train-00000-of-00001.parquet" in printed and "localization/train-00000-of-00001.parquet" in printed
+    assert "trajectories/train-00000-of-00001.parquet" in printed and "localization/train-00000-of-00001.parquet" in printed
     manifest = json.loads((tmp_path / "default" / "trajectories" / "manifest.json").read_text())
     assert manifest["stages"]["read"]["rejected"] == {}
     # the SAMPLE benchmark lists samples__calc-2: its 7 trajectories are removed, with evidence
     assert manifest["stages"]["decontam"]["filtered"] == {"instance": 7}
     removed = read_rows(str(tmp_path / "default" / "trajectories"), "filtered/filtered")
     assert {json.loads(r["evidence_json"])["item_id"] for r in removed} == {"samples__calc-2"}
-    rows = read_rows(str(tmp_path / "default" / "trajectories"), "data/train")
+    rows = read_rows(str(tmp_path / "default" / "trajectories"), "trajectories/train")
     assert {r["instance_id"] for r in rows} == {"samples__calc-1", "who-and-when/samples/calc-1"}
     sample = [r for r in rows if r["instance_id"] == "samples__calc-1" and r["source_format"] == "swe-agent-traj"][0]
     assert sample["repo"] == "samples/calc" and sample["n_steps"] == 6
@@ -57,7 +57,7 @@ def test_cli_default_run_formats_and_inspect(tmp_path, capsys):
     assert "swe-agent-traj" in capsys.readouterr().out
     assert main(["inspect", str(tmp_path / "default" / "trajectories")]) == 0
     shown = capsys.readouterr().out
-    assert "== data/train" in shown and "schema:" in shown
+    assert "== trajectories/train" in shown and "schema:" in shown
 
 
 def test_same_shards_in_process_and_with_two_worker_processes(corpora_dir, tmp_path):

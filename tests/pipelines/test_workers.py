@@ -61,7 +61,7 @@ def repo(tmp_path_factory):
 
 @pytest.mark.parametrize("fmt", ["chat", "repo"])
 def test_fim_same_shards_with_two_workers(repo, tmp_path, fmt):
-    m = _same_run(fim.build_spec(FimJob(repos=(repo,), fim_format=fmt, model_family="qwen2.5-coder")), tmp_path)
+    m = _same_run(fim.build_spec(FimJob(sources=(repo,), fim_format=fmt, model_family="qwen2.5-coder")), tmp_path)
     assert m["fim_counts"]["samples"] > 0 and m["stages"]["fim_select"]["in"] == 1   # one repo, counted once
 
 
