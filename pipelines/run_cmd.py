@@ -122,8 +122,15 @@ def main(args: argparse.Namespace, beam_args: list[str]) -> int:
             raise UsageError(problem)
         manifest = run_job(args.pipeline, job, output, beam_args, force, workers)
     except (UsageError, LockError, FileNotFoundError) as err:
-        print(f"swemine: error: {str(err).splitlines()[0] if str(err) else type(err).__name__}", file=sys.stderr)
+        print(f"swemine: error: {_first_line(err)}", file=sys.stderr)
         return 2
+    except Exception as err:            # the Dataflow service (auth, buckets, submission): one line, not a trace
+        from swemine.pipelines.dataflow import uses_dataflow
+        if not uses_dataflow(beam_args):
+            raise
+        print(f"swemine: error: Dataflow could not take the job: {type(err).__name__}: {_first_line(err)}",
+              file=sys.stderr)
+        return 1
     if manifest.get("dry_run"):
         print(f"dry run {manifest['run_id']}: job built, state {manifest['state']}; nothing was submitted")
         return 0
@@ -134,6 +141,10 @@ def main(args: argparse.Namespace, beam_args: list[str]) -> int:
         print(f"swemine: error: {failure}", file=sys.stderr)
         return 1
     return 0 if not manifest.get("balance_problems") else 1
+
+
+def _first_line(err: BaseException) -> str:
+    return str(err).splitlines()[0] if str(err) else type(err).__name__
 
 
 def lost_everything(manifest: dict) -> str:

@@ -81,3 +81,19 @@ def test_every_pipeline_builds_a_dataflow_job(corpora_dir, tmp_path, wheel):
         for expected in stages + [f"Shards[{prefix}]" for prefix in spec.outputs]:
             assert expected in names, (name, expected)
         assert not any("Spill" in n or "Collect" in n for n in names), name   # --workers is local only
+
+
+def test_a_dataflow_failure_is_one_line_not_a_trace(tmp_path, monkeypatch, capsys):
+    from swemine.pipelines import cli, run_cmd
+
+    def unreachable(*args, **kwargs):
+        raise TimeoutError("Timeout of 120.0s exceeded, last exception: storage.googleapis.com\nmore detail")
+    monkeypatch.setattr(run_cmd, "run_job", unreachable)
+    (tmp_path / "t.traj").write_text('{"trajectory": [], "info": {}}')
+    argv = ["run", "trajectories", "--input", str(tmp_path), "--output", "gs://b/out", *DF_ARGS[:-1]]
+    assert cli.main(argv) == 1
+    err = capsys.readouterr().err
+    assert err == ("swemine: error: Dataflow could not take the job: TimeoutError: Timeout of 120.0s exceeded, "
+                   "last exception: storage.googleapis.com\n")
+    with pytest.raises(TimeoutError):           # a local run's failure is a bug: its trace is kept
+        cli.main(argv[:4] + ["--output", str(tmp_path / "out")])
