@@ -11,7 +11,10 @@ pytest.importorskip("swemine.pipelines.fim")
 import datasets  # noqa: E402
 from transformers import AutoTokenizer  # noqa: E402
 
+from swemine.corpora.repos import open_repo  # noqa: E402
 from swemine.launchers import train  # noqa: E402
+from swemine.miners.fim.mine import mine_files  # noqa: E402
+from swemine.miners.fim.scoring import FimConfig  # noqa: E402
 from swemine.pipelines import cli  # noqa: E402
 
 FILES = ("textwrap.py", "shlex.py", "fnmatch.py", "glob.py", "heapq.py", "bisect.py")
@@ -32,7 +35,9 @@ def test_fim_run_dir_trains(tmp_path, tiny_model_dir):
     run_dir = _mine(tmp_path, FILES, "psm")
     manifest = json.loads((run_dir / "manifest.json").read_text())
     rows = sum(o["rows"] for o in manifest["outputs"] if o["path"].startswith("fim/"))
-    assert rows > 20
+    # the same files through the in-process miner (no Beam) give the same number of samples
+    files = open_repo(str(run_dir.parent / "src")).iter_source_files()
+    assert rows == len(mine_files(files, FimConfig(mixture=()), fmt="psm").rows) > 20
 
     cfg = train.TrainConfig(data={"fim": str(run_dir)}, model=str(tiny_model_dir), output=str(tmp_path / "out"),
                             format="psm", seq_len=1024, global_batch=4, micro_batch=4, max_steps=12,
