@@ -1,6 +1,7 @@
 """Stage-1 flags pinned on known steps of real trajectories (every format in the shared corpora) and on
 hand-built edge cases."""
 import json
+import re
 
 import pytest
 
@@ -47,6 +48,37 @@ def test_swe_agent_traceback(corpora_dir):
     assert traj["steps"][2]["action_text"].strip() == "python bug_reproduction.py"
 
 
+def _raw_swe_agent_counts(folder) -> dict[str, int]:
+    """Counted straight from the raw .traj JSON, without the reader or the flag rules: observations holding
+    SWE-agent's linter refusal; other observations holding a Python traceback; runs whose last action is
+    ``submit`` after an ``edit`` with no ``python`` / ``pytest`` command after the last edit; and loop steps: an
+    action string (not scrolling) seen a 3rd time since the last accepted edit, or closing an A-B-A-B."""
+    counts = {"edit_rejected": 0, "traceback": 0, "premature_finish": 0, "loop": 0}
+    for path in sorted(folder.rglob("*.traj")):
+        entries = json.loads(path.read_text())["trajectory"]
+        seen, loops, acted = {}, set(), []
+        for i, e in enumerate(entries):
+            obs, action = e.get("observation") or "", (e.get("action") or "").strip()
+            rejected = "Your proposed edit has introduced new syntax error" in obs
+            counts["edit_rejected"] += rejected
+            counts["traceback"] += "Traceback (most recent call last)" in obs and not rejected
+            if action:
+                acted.append((i, action))
+                seen[action] = seen.get(action, 0) + 1
+                if seen[action] >= 3 and not action.startswith("scroll_"):
+                    loops.add(i)
+                if action.startswith(("edit ", "create ")) and not rejected:
+                    seen = {action: seen[action]}
+        loops |= {i for k, (i, b1) in enumerate(acted) if k >= 3 and acted[k - 3][1] == acted[k - 1][1]
+                  and acted[k - 2][1] == b1 and b1 != acted[k - 1][1]}
+        counts["loop"] += len(loops)
+        acts = [(e.get("action") or "").strip() for e in entries]
+        edits = [i for i, a in enumerate(acts) if a.startswith("edit ")]
+        if acts and acts[-1].startswith("submit") and edits:
+            counts["premature_finish"] += not any(re.match(r"(python|pytest)\b", a) for a in acts[edits[-1]:-1])
+    return counts
+
+
 def test_every_swe_agent_traj_reads_and_flags(corpora_dir):
     trajs, _ = normalize_paths([str(corpora_dir / "swe-agent")])
     counts = {}
@@ -54,7 +86,8 @@ def test_every_swe_agent_traj_reads_and_flags(corpora_dir):
         for c in ef.detect(t):
             counts[c["flag"]] = counts.get(c["flag"], 0) + 1
     assert len(trajs) == 37
-    assert counts == {"edit_rejected": 32, "premature_finish": 20, "traceback": 12, "loop": 2}
+    raw = _raw_swe_agent_counts(corpora_dir / "swe-agent")
+    assert counts == raw == {"edit_rejected": 32, "traceback": 12, "premature_finish": 20, "loop": 2}
     assert sum(1 for t in trajs if ef.detect(t)) == 33
 
 
