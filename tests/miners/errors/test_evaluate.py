@@ -110,4 +110,8 @@ def test_who_when_figures(corpora_dir, subset, figures):
     trajs, _ = normalize_paths([str(folder)])
     res = mine(trajs)
     out = ee.score(labels, ee.predictions_of(res.records, res.filtered))
+    # scored: every file of the subset names a mistake_step inside its history (read from the raw JSON); the
+    # other figures are the diagnoser's measured agreement on these runs, pinned so that a change shows
+    raw = [json.loads(open(f).read()) for f in glob.glob(str(folder / "*.json"))]
+    assert figures["scored"] == sum(0 <= int(d["mistake_step"]) < len(d["history"]) for d in raw)
     assert bad == {"bad_row": 0} and {k: out[k] for k in figures} == figures
