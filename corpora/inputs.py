@@ -21,6 +21,7 @@ import re
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import fsspec
@@ -85,13 +86,19 @@ def portable_record(rec: dict, unit: Unit) -> dict:
     """``rec`` as read from ``unit``, ready for the data. Rejects and tasks get portable provenance at once (and a
     reject a new id, which hashes its uri); a trajectory is marked with its root instead and made portable by
     :func:`make_portable` after the run labels (whose ``run_root`` may lie above the input root) are joined."""
-    prefix = unit.root.rstrip(os.sep) + os.sep
-    named = unit.portable(prefix + "x")[:-1]
+    prefix, named = _root_names(unit.root)
     if rec.get("kind") == "label":        # its file is named portably; its run_root stays absolute for the join
         return {**rec, "source": str(rec.get("source") or "").replace(prefix, named)}
     if "steps" in rec and "trajectory_id" in rec:
         return {**rec, PORTABLE_ROOT: [prefix, named]}
     return make_portable(type(rec)({**rec, PORTABLE_ROOT: [prefix, named]}))
+
+
+@lru_cache(maxsize=256)
+def _root_names(root: str) -> tuple[str, str]:
+    """``(absolute prefix, portable prefix)`` of the files below the input ``root`` (each ends with a separator)."""
+    prefix = root.rstrip(os.sep) + os.sep
+    return prefix, portable_uri(prefix + "x", root)[:-1]
 
 
 def make_portable(rec: dict) -> dict:
