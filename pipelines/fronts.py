@@ -22,7 +22,7 @@ import apache_beam as beam
 from swemine.corpora.inputs import expand_inputs
 from swemine.corpora.normalize import join_instance, read_unit
 from swemine.corpora.tasks import load_tasks, pick_task
-from swemine.pipelines.stage import Counters, apply_stage
+from swemine.pipelines.stage import Counters, apply_stage, pack, unpack
 from swemine.pipelines.workers import broadcast, current, file_weight, owns, share
 
 #: The task fields a trajectory needs (record_id for the stable choice; the rest is applied to it).
@@ -37,13 +37,14 @@ def read_tasks(p: beam.Pipeline, specs: list[str]):
 
 
 class _SplitKinds(beam.DoFn):
-    """Reader output → ``(instance_id, trajectory)`` on the main output, ``(instance_id, label)`` on ``labels``."""
+    """Reader output → ``(instance_id, packed trajectory)`` on the main output (see :func:`pack`),
+    ``(instance_id, label)`` on ``labels``."""
 
     def process(self, rec):
         if rec.get("kind") == "label":
             yield beam.pvalue.TaggedOutput("labels", (rec["instance_id"], rec))
         else:
-            yield rec["instance_id"], rec
+            yield rec["instance_id"], pack(rec)
 
 
 class _Join(beam.DoFn):
@@ -66,7 +67,7 @@ class _Join(beam.DoFn):
 
     def _group(self, iid: str, grouped: dict) -> dict | None:
         """The instance's group, or ``None`` when this process emits nothing for it."""
-        trajs = list(grouped.get("trajs", ()))
+        trajs = [unpack(t) for t in grouped.get("trajs", ())]
         task = pick_task(grouped.get("tasks", ()))
         if not trajs and (grouped.get("seen") or not owns(iid)):
             return None                         # --workers: another process holds this instance
