@@ -95,6 +95,7 @@ def _read_unit(unit: Unit, max_bytes: int) -> Iterator[dict]:
         if src.locator.startswith("item:"):
             pending_list.append((src, doc))
             continue
+        fmt = None
         if not first_checked and src.locator:
             fmt = fmts.detect(doc, unit.uri)
             if fmt is None:
@@ -107,7 +108,7 @@ def _read_unit(unit: Unit, max_bytes: int) -> Iterator[dict]:
                 yield from _parse_whole(fmt, src, [doc], items)
                 return
         first_checked = True
-        yield from _parse_doc(src, doc)
+        yield from _parse_doc(src, doc, fmt)
     if pending_list:
         first_src, first = pending_list[0]
         fmt = fmts.detect(first, unit.uri)
@@ -134,8 +135,9 @@ def _parse_whole(fmt: fmts.Format, first_src: DocSource, docs: list, rest: Itera
     yield from _parse_with(fmt, DocSource(first_src.uri, "", first_src.sha256), docs)
 
 
-def _parse_doc(src: DocSource, doc: Any) -> Iterator[dict]:
-    fmt = fmts.detect(doc, src.uri)
+def _parse_doc(src: DocSource, doc: Any, fmt: fmts.Format | None = None) -> Iterator[dict]:
+    """``doc`` parsed by ``fmt`` (detected when not given), or an ``unknown_format`` reject."""
+    fmt = fmt or fmts.detect(doc, src.uri)
     if fmt is None:
         yield make_reject(STAGE, "unknown_format", f"no reader recognises this document ({_keys(doc)})",
                           uri=src.uri, locator=src.locator, sha256=src.sha256, excerpt=_shape(doc))

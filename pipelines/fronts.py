@@ -18,11 +18,13 @@ gold-only group) is handled once, by the process that :func:`owns` it.
 from __future__ import annotations
 
 import apache_beam as beam
+from apache_beam.transforms.window import GlobalWindow
+from apache_beam.utils.windowed_value import WindowedValue
 
 from swemine.corpora.inputs import expand_inputs
 from swemine.corpora.normalize import join_instance, read_unit
 from swemine.corpora.tasks import load_tasks, pick_task
-from swemine.pipelines.stage import Counters, apply_stage
+from swemine.pipelines.stage import Counters, apply_stage, pack, unpack
 from swemine.pipelines.workers import broadcast, current, file_weight, owns, share
 
 #: The task fields a trajectory needs (record_id for the stable choice; the rest is applied to it).
@@ -37,13 +39,33 @@ def read_tasks(p: beam.Pipeline, specs: list[str]):
 
 
 class _SplitKinds(beam.DoFn):
-    """Reader output → ``(instance_id, trajectory)`` on the main output, ``(instance_id, label)`` on ``labels``."""
+    """Reader output → ``(instance_id, packed trajectory)`` on the main output (see :func:`pack`), and
+    ``(instance_id, [labels])`` on ``labels``: a bundle's labels of one instance travel as one element (a run's
+    label files list every instance, so labels far outnumber trajectories)."""
+
+    #: Labels held back at most, before the bundle ends.
+    max_held = 20_000
+
+    def start_bundle(self):
+        self._labels: dict[str, list[dict]] = {}
+        self._held = 0
 
     def process(self, rec):
         if rec.get("kind") == "label":
-            yield beam.pvalue.TaggedOutput("labels", (rec["instance_id"], rec))
+            self._labels.setdefault(rec["instance_id"], []).append(rec)
+            self._held += 1
+            if self._held >= self.max_held:
+                yield from self._flush(lambda kv: kv)
         else:
-            yield rec["instance_id"], rec
+            yield rec["instance_id"], pack(rec)
+
+    def finish_bundle(self):
+        yield from self._flush(lambda kv: WindowedValue(kv, GlobalWindow().max_timestamp(), [GlobalWindow()]))
+
+    def _flush(self, wrap):
+        labels, self._labels, self._held = self._labels, {}, 0
+        for kv in labels.items():
+            yield beam.pvalue.TaggedOutput("labels", wrap(kv))
 
 
 class _Join(beam.DoFn):
@@ -66,7 +88,7 @@ class _Join(beam.DoFn):
 
     def _group(self, iid: str, grouped: dict) -> dict | None:
         """The instance's group, or ``None`` when this process emits nothing for it."""
-        trajs = list(grouped.get("trajs", ()))
+        trajs = [unpack(t) for t in grouped.get("trajs", ())]
         task = pick_task(grouped.get("tasks", ()))
         if not trajs and (grouped.get("seen") or not owns(iid)):
             return None                         # --workers: another process holds this instance
@@ -74,7 +96,8 @@ class _Join(beam.DoFn):
             if task is not None:
                 self.counters.inc("info.unused_tasks")
             return None
-        group = join_instance(iid, trajs, grouped.get("labels", ()), task)
+        labels = [lb for batch in grouped.get("labels", ()) for lb in batch]
+        group = join_instance(iid, trajs, labels, task)
         self.counters.inc("in", len(trajs))
         self.counters.inc("out", len(trajs))
         self.counters.inc("info.labelled", sum(t["resolved"] is not None for t in group["trajs"]))

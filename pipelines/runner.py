@@ -31,6 +31,7 @@ from swemine.pipelines import dataflow
 from swemine.pipelines import workers as pipeline_workers
 from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
 from swemine.pipelines.outputs import REJECTS as REJECTS_PREFIX
+from swemine.pipelines.stage import pack, unpack
 
 log = logging.getLogger("swemine")
 
@@ -123,7 +124,7 @@ def beam_options(beam_args: list[str] | None) -> PipelineOptions:
 
 class WriteShards(beam.PTransform):
     """Stamp the run's ``config_hash`` on every record, bucket records by id and write each bucket as one
-    Parquet file under ``<output>/_tmp``."""
+    Parquet file under ``<output>/_tmp``. Records cross the shuffle packed (:func:`~swemine.pipelines.stage.pack`)."""
 
     def __init__(self, output: str, prefix: str, schema: pa.Schema, num_buckets: int, config_hash: str = ""):
         super().__init__()
@@ -133,12 +134,12 @@ class WriteShards(beam.PTransform):
     def expand(self, pcoll):
         n, output, prefix, schema, stamp = self.num_buckets, self.output, self.prefix, self.schema, self.config_hash
         write = pipeline_workers.bucket_writer()
-        if "config_hash" in schema.names:
-            pcoll = pcoll | "Stamp" >> beam.Map(lambda r: {**r, "config_hash": stamp})
+        stamped = "config_hash" in schema.names
         return (pcoll
-                | "Key" >> beam.Map(lambda r: (bucket_of(r["record_id"], n), r))
+                | "Key" >> beam.Map(lambda r: (bucket_of(r["record_id"], n),
+                                               pack({**r, "config_hash": stamp} if stamped else r)))
                 | "Group" >> beam.GroupByKey()
-                | "Write" >> beam.MapTuple(lambda b, rows: write(output, prefix, b, schema, rows)))
+                | "Write" >> beam.MapTuple(lambda b, rows: write(output, prefix, b, schema, map(unpack, rows))))
 
 
 def _default_buckets(inputs: list[dict]) -> int:

@@ -11,6 +11,7 @@ never takes the run down.
 from __future__ import annotations
 
 import logging
+import pickle
 import time
 import traceback
 from collections.abc import Callable, Iterable
@@ -27,6 +28,17 @@ FILTERED = "filtered"
 StageFn = Callable[[Any], Iterable[Any]]
 
 log = logging.getLogger("swemine")
+
+
+def pack(record: Any) -> bytes:
+    """``record`` as one opaque ``bytes`` element for a shuffle: pickle costs a fraction of Beam's element coder
+    on nested dicts (a trajectory's steps) and restores the record exactly (:func:`unpack`)."""
+    return pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unpack(blob: bytes) -> Any:
+    """The record :func:`pack` packed (only ever bytes this pipeline packed itself)."""
+    return pickle.loads(blob)  # noqa: S301 - our own records, never input data
 
 
 class Counters:

@@ -60,3 +60,36 @@ def test_without_inputs_every_task_is_one_group(tmp_path):
         shapes = groups | beam.Map(lambda g: (len(g["trajs"]), g["task"] is not None))
         assert_that(shapes | beam.combiners.Count.Globally(), equal_to([n_instances]), label="OnePerInstance")
         assert_that(shapes | beam.Distinct(), equal_to([(0, True)]), label="TaskOnly")
+
+
+def test_labels_held_back_in_small_batches_join_as_without_beam(monkeypatch):
+    # the plain-Python normalizer (no Beam, no batching) is the oracle; the samples' 12 labels held 5 at a time
+    # are flushed twice inside the bundle and once at its end
+    from swemine.corpora.normalize import normalize_paths
+    from swemine.pipelines import fronts
+
+    monkeypatch.setattr(fronts._SplitKinds, "max_held", 5)
+    want, _ = normalize_paths([f"{ROOT}/trajectories"])
+    fields = ("record_id", "resolved", "resolved_source", "final_patch", "final_patch_source", "model_name")
+    assert sum(t["resolved_source"].startswith(("report.json", "sb-cli-report")) for t in want) >= 2
+    with beam.Pipeline(options=beam_options([])) as p:
+        groups, _ = read_trajectories(p, TrajectoriesJob(inputs=(f"{ROOT}/trajectories",)))
+        got = trajectories(groups) | beam.Map(lambda t: tuple(t[f] for f in fields))
+        assert_that(got, equal_to([tuple(t[f] for f in fields) for t in want]))
+
+
+def test_split_kinds_passes_every_label_once_in_fewer_elements(monkeypatch):
+    # the oracle is the reader's own output: the labels that go in, each once, grouped by instance
+    from swemine.corpora.inputs import expand_inputs
+    from swemine.corpora.normalize import read_unit
+    from swemine.pipelines import fronts
+
+    monkeypatch.setattr(fronts._SplitKinds, "max_held", 5)
+    recs = [r for u in expand_inputs([f"{ROOT}/trajectories"]) for r in read_unit(u) if r.get("kind") == "label"]
+    assert len(recs) == 12
+    with beam.Pipeline(options=beam_options([])) as p:
+        split = p | beam.Create(recs) | beam.ParDo(fronts._SplitKinds()).with_outputs("labels", main="trajs")
+        flat = split.labels | beam.FlatMap(lambda kv: [(kv[0], lb["source"]) for lb in kv[1]])
+        assert_that(flat, equal_to([(r["instance_id"], r["source"]) for r in recs]), label="EveryLabelOnce")
+        assert_that(split.labels | beam.combiners.Count.Globally() | beam.Map(lambda n: n < len(recs)),
+                    equal_to([True]), label="FewerElements")
