@@ -92,17 +92,26 @@ def balance_problems(stages: Mapping[str, Mapping[str, Any]]) -> list[str]:
     return problems
 
 
-def input_listing(uris: Iterable[str]) -> list[dict[str, Any]]:
-    """URI, size, modification time and (for local files) sha256 of every input file.
+def input_listing(uris: Iterable[str], hashed: bool = True) -> list[dict[str, Any]]:
+    """URI, size, modification time and (for local files, unless not ``hashed``) sha256 of every input file.
 
     Remote inputs are only stat-ed (hashing them would mean downloading them to the launching machine).
     """
     out = []
     for uri in uris:
         size, mtime = input_stat(uri)
-        sha = sha256_file(uri) if size is not None and "://" not in uri else None
-        out.append({"uri": uri, "bytes": size, "mtime": mtime, "sha256": sha})
-    return out
+        out.append({"uri": uri, "bytes": size, "mtime": mtime, "sha256": None})
+    return with_hashes(out, input_hashes(out)) if hashed else out
+
+
+def input_hashes(listing: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """``{uri: sha256}`` of the local files of an :func:`input_listing` (``--workers`` split this between them)."""
+    return {i["uri"]: sha256_file(i["uri"]) for i in listing if i["bytes"] is not None and "://" not in i["uri"]}
+
+
+def with_hashes(listing: list[dict[str, Any]], hashes: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The listing with each entry's sha256 from ``hashes`` (entries not in it keep theirs)."""
+    return [{**i, "sha256": hashes.get(i["uri"], i["sha256"])} for i in listing]
 
 
 def _unchanged(inp: Mapping[str, Any]) -> bool:

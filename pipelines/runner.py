@@ -170,15 +170,22 @@ def _run(spec: PipelineSpec, output: str, beam_args: list[str] | None,
 
 
 def _run_workers(spec: PipelineSpec, output: str, beam_args: list[str] | None, inputs: list[dict],
-                 n: int) -> tuple[list[tuple[str, int]], list[str]]:
+                 n: int) -> tuple[list[tuple[str, int]], list[str], list[dict]]:
     """``n`` partitions of the pipeline in ``n`` processes, their buckets merged into ``output``; the summed
-    counters and the (common) stage order."""
-    root, results = pipeline_workers.run_partitioned(lambda out: _run(spec, out, beam_args, inputs), n)
+    counters, the (common) stage order and ``inputs`` with the sha256 the workers took of their shares."""
+    def run_one(out: str):
+        """One partition's run, plus the sha256 of its share of the input files (the manifest's listing)."""
+        mine = pipeline_workers.share(inputs, weight=lambda i: i["bytes"] or 1)
+        return _run(spec, out, beam_args, inputs), mf.input_hashes(mine)
+
+    root, results = pipeline_workers.run_partitioned(run_one, n)
     try:
         pipeline_workers.merge_buckets(root, n, output, _schemas(spec))
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    return pipeline_workers.merge_counters([c for c, _ in results]), results[0][1]
+    hashes = {k: v for _, part in results for k, v in part.items()}
+    return (pipeline_workers.merge_counters([c for (c, _), _ in results]), results[0][0][1],
+            mf.with_hashes(inputs, hashes))
 
 
 def stage_order(p: beam.Pipeline) -> list[str]:
@@ -202,7 +209,7 @@ def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = Non
     cfg = {"pipeline": spec.name, **spec.config}
     cfg_hash = mf.config_hash(cfg)
     if inputs is None:
-        inputs = mf.input_listing(spec.input_uris)
+        inputs = mf.input_listing(spec.input_uris, hashed=False)
     n_buckets = spec.num_buckets or _default_buckets(inputs)
     schemas = _schemas(spec)
     ctx = RunContext(config=cfg, config_hash=cfg_hash, output=output)
@@ -255,9 +262,10 @@ def _execute_locked(spec: PipelineSpec, output: str, beam_args: list[str] | None
     if fs.exists(f"{root}/{TMP_DIR}"):
         fs.rm(f"{root}/{TMP_DIR}", recursive=True)
     fs.makedirs(root, exist_ok=True)
-    inputs = mf.input_listing(spec.input_uris)
-    if workers > 1 and spec.partitionable and pipeline_workers.is_local(list(beam_args or [])):
-        counters, order = _run_workers(spec, output, beam_args, inputs, workers)
+    parallel = workers > 1 and spec.partitionable and pipeline_workers.is_local(list(beam_args or []))
+    inputs = mf.input_listing(spec.input_uris, hashed=not parallel)     # the workers hash their shares
+    if parallel:
+        counters, order, inputs = _run_workers(spec, output, beam_args, inputs, workers)
     else:
         counters, order = _run(spec, output, beam_args, inputs)
     stages = mf.stage_counters(counters)

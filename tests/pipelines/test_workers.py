@@ -21,6 +21,8 @@ def _same_run(spec, tmp_path, n=2):
     many = runner.execute(spec, str(tmp_path / "many"), workers=n)
     assert [(o["path"], o["sha256"]) for o in one["outputs"]] == [(o["path"], o["sha256"]) for o in many["outputs"]]
     assert _counts(one) == _counts(many) and not many["balance_problems"]
+    # the workers hash their shares of the inputs: the manifest lists every file with its sha256 all the same
+    assert one["inputs"] == many["inputs"] and all(i["sha256"] for i in many["inputs"] if "://" not in i["uri"])
     return one
 
 
