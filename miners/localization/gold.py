@@ -109,16 +109,13 @@ def line_spans(hunks: list[Hunk]) -> tuple[list[tuple[int, int]], list[tuple[int
     for h in hunks:
         hunk_ranges.append((h.old_start, h.old_start + max(h.old_len, 1) - 1))
         last_old = h.old_start - 1 if h.old_len else h.old_start
-        prev_kind = " "
         for ln in h.lines:
             if ln.kind in (" ", "-"):
                 last_old = ln.old_no
                 if ln.kind == "-":
                     lines.add(ln.old_no)
-            elif prev_kind != "-" and ln.kind == "+":
+            elif ln.kind == "+":            # an insertion: the old line it follows (after a "-": that line again)
                 lines.add(max(last_old, 1))
-            if ln.kind != "+" or prev_kind != "-":
-                prev_kind = ln.kind
     return _merge(sorted(lines)), hunk_ranges
 
 
