@@ -76,9 +76,12 @@ def test_the_mask_line_takes_the_indentation_of_the_first_non_blank_body_line():
 
 def test_the_mask_line_ends_like_the_last_body_line():
     # a file whose line endings were mixed by an editor: the last body line is CRLF, the first is not
-    src = "def f(x):\n    y = x\r\n    return y\r\n"
+    src = "def f(x):\n    y = x\n    return y\r\n"
     (f,) = _functions(src)
     assert mask(src, [f]).masked_text == f"def f(x):\n    {MASK}\r\n"
+    src = "def f(x):\n    y = x\r\n    return y\n"             # and the other way round
+    (f,) = _functions(src)
+    assert mask(src, [f]).masked_text == f"def f(x):\n    {MASK}\n"
 
 
 def test_line_numbers_past_256_compare_by_value():
