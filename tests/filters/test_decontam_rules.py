@@ -2,11 +2,13 @@
 the boilerplate boundary, a substring at the very start, MinHash over every text field."""
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
 from swemine.filters.benchmarks import BenchmarkItem, BenchmarkSet, load_benchmarks
+from swemine.filters.canon import RepoCanon
 from swemine.filters.decontam import DecontamConfig, Decontaminator, boilerplate_features, decontaminate
 from swemine.filters.fields import spec_for
 from tests.filters.bench_fixtures import HUMANEVAL, LIVECODEBENCH, MBPP, write_all
@@ -32,6 +34,18 @@ def test_eval_repo_read_from_the_instance_id():
     assert (reason, ev["record_repo"]) == ("eval_repo", "acme/widget")
 
 
+def test_number_of_a_renamed_repo_in_the_instance_id():
+    # the record's instance id names the eval repo by its old name (the alias table maps it); its repo column
+    # names a fork: the instance id's repo decides, and the evidence says how it was canonicalized
+    canon = RepoCanon(aliases={"acme-old/widget": "acme/widget"})
+    d = Decontaminator(NO_REPO, DecontamConfig(levels=("instance",)), canon)
+    for rec in ({"instance_id": "acme-old__widget-12"},
+                {"instance_id": "acme-old__widget-12", "repo": "someone/widget-fork"}):
+        reason, ev = d.check(rec, TASK)
+        assert (reason, ev["canonical_repo"], ev["number"], ev["field"], ev["canonicalized_by"]) == (
+            "instance_number", "acme/widget", 12, "instance_id", "alias"), rec
+
+
 @pytest.mark.parametrize("field,value", [("pr_number", 12), ("issue_number", "12")])
 def test_pr_or_issue_number_of_an_eval_repo_is_the_instance(field, value):
     d = Decontaminator(NO_REPO, DecontamConfig(levels=("instance",)))
@@ -45,15 +59,16 @@ def test_pr_or_issue_number_of_an_eval_repo_is_the_instance(field, value):
         assert d.check(rec, TASK) is None, rec
 
 
-@pytest.mark.parametrize("created_at,reason", [
-    ("2024-01-01T05:00:00Z", "temporal"),            # the cutoff's own day counts, though the cutoff names 00:00
-    ("2023-12-31T23:59:59Z", None),
-    ("20250101T000000Z", "temporal_undated"),        # basic ISO without dashes: no yyyy-mm-dd date to compare
-    ("Wed, 01 Jan 2025 10:00:00 +0000", "temporal_undated"),   # an RFC 2822 (git log) date is not read as one
+@pytest.mark.parametrize("cutoff,created_at,reason", [
+    ("2024-01-01T00:00:00Z", "2024-01-01T05:00:00Z", "temporal"),   # the cutoff's day counts, whatever its time
+    ("2024-01-01T00:00:00Z", "2023-12-31T23:59:59Z", None),
+    ("2024-01-15", "2024-01-12", None),                             # the whole day is compared, not a prefix
+    ("2024-01-01", "20250101T000000Z", "temporal_undated"),         # basic ISO without dashes: no yyyy-mm-dd
+    ("2024-01-01", "2023-6-30", "temporal_undated"),                # no zero padding: not an ISO date either
+    ("2024-01-01", "Wed, 01 Jan 2025 10:00:00 +0000", "temporal_undated"),   # an RFC 2822 (git log) date
 ])
-def test_only_iso_dates_are_compared_with_the_cutoff(created_at, reason):
-    d = Decontaminator(NO_REPO, DecontamConfig(levels=("temporal",), cutoff_date="2024-01-01T00:00:00Z",
-                                               undated="drop"))
+def test_only_iso_dates_are_compared_with_the_cutoff(cutoff, created_at, reason):
+    d = Decontaminator(NO_REPO, DecontamConfig(levels=("temporal",), cutoff_date=cutoff, undated="drop"))
     hit = d.check({"repo": "acme/x", "created_at": created_at}, TASK)
     assert (hit[0] if hit else None) == reason
 
@@ -75,6 +90,10 @@ def test_a_statement_in_more_than_ten_documents_is_boilerplate(fixtures_bench, n
     kept, out = decontaminate(recs, "source_file", fixtures_bench, DecontamConfig(levels=("content",)))
     assert (len(out), len(kept)) == (dropped, n_docs - dropped)
     assert {d["reason"] for d in out} <= {"content_ngram"}
+    if out:
+        # 12 words hold 12 - 5 + 1 = 8 five-grams: all matched, the first 5 listed
+        ev = json.loads(out[0]["evidence_json"])
+        assert (ev["n_matched"], len(ev["ngrams"]), ev["rule"]) == (8, 5, "word_5gram")
 
 
 def test_substring_at_the_very_start_of_a_field(fixtures_bench):
@@ -109,6 +128,21 @@ def test_minhash_threshold_is_inclusive(fixtures_bench):
                                                       minhash_min_tokens=len(toks)))
     reason, ev = d.check(rec, spec_for("source_file"))
     assert (reason, ev["jaccard"], ev["threshold"], ev["item_id"]) == ("content_minhash", 1.0, 1.0, "601")
+
+
+def test_a_minhash_candidate_below_the_threshold_is_no_evidence(fixtures_bench):
+    item = MBPP[0]
+    toks = sorted(set(re.findall(r"[A-Za-z0-9_]+", "\n".join([item["text"], item["code"], *item["test_list"]]))))
+    assert len(toks) == 28
+    d = Decontaminator(fixtures_bench, DecontamConfig(levels=("content",)))
+    spec = spec_for("source_file")
+    # 16 of the 28 tokens: Jaccard 16/28 = 0.571 < 0.58, though the LSH bands still pair it with the item
+    assert d.index.minhash_candidates(set(toks[:16])) == [fixtures_bench.items.index(
+        next(i for i in fixtures_bench.items if i.item_id == "601"))]
+    assert d.check({"record_id": "a", "content": " ".join(toks[:16])}, spec) is None
+    # 17 of them: 17/28 = 0.607
+    reason, ev = d.check({"record_id": "b", "content": " ".join(toks[:17])}, spec)
+    assert (reason, ev["jaccard"]) == ("content_minhash", round(17 / 28, 4))
 
 
 def test_substring_span_is_capped_at_500_characters():

@@ -14,6 +14,7 @@ from swemine.filters.dedup import (
     keep_one,
     near_evidence,
     record_bands,
+    resolve_near,
     shingles,
 )
 from swemine.filters.fields import FieldSpec, spec_for
@@ -30,6 +31,9 @@ def test_dedup_text_joins_the_key_values_with_nul():
     # key paths in order, each over every step; empty and missing values are left out; blanks collapsed
     assert dedup_text({"steps": steps}, TRAJ) == "bash\x00ls -la\x00cat a.py"
     assert dedup_text({"steps": []}, TRAJ) == ""
+    # a value that is not text is no part of the key (and no crash)
+    assert dedup_text({"content": 42}, FILE) == "" and exact_group_key({"record_id": "n", "content": 42}, FILE,
+                                                                        DedupConfig()) == EMPTY_KEY + "n"
 
 
 def test_dedup_text_without_a_key_is_every_text_line_by_line():
@@ -44,7 +48,7 @@ def test_shingles_are_word_ngrams():
 
 
 def test_exact_group_key_needs_min_key_words():
-    cfg = DedupConfig(min_key_words=5)
+    cfg = DedupConfig()             # 5 words make a key
     four, five = {"record_id": "r4", "content": "a b c d"}, {"record_id": "r5", "content": "A b c  d e"}
     assert exact_group_key(four, FILE, cfg) == EMPTY_KEY + "r4"
     assert exact_group_key(five, FILE, cfg) == exact_key("a b c d e")        # case and blanks normalized
@@ -58,6 +62,9 @@ def test_band_shape_is_given_only_as_a_pair():
     assert DedupConfig(bands=4, rows=8).band_shape() == (4, 8)
     assert DedupConfig(bands=4).band_shape() == derived == DedupConfig(rows=8).band_shape()
     assert len(record_bands({"content": TEN}, FILE, DedupConfig(bands=4, rows=8))) == 4
+    # the defaults: 5-word shingles, 128 permutations, threshold 0.8 -> 11 bands of 11 rows ((1/11)^(1/11) = 0.804)
+    assert near_evidence("c0", DedupConfig()) == {"rule": "minhash_lsh", "cluster_id": "c0", "threshold": 0.8,
+                                                 "num_perm": 128, "bands": 11, "rows": 11, "shingle_size": 5}
     ev = near_evidence("c1", DedupConfig(bands=4, rows=8, threshold=0.7, num_perm=64, shingle_size=3))
     assert ev == {"rule": "minhash_lsh", "cluster_id": "c1", "threshold": 0.7, "num_perm": 64, "bands": 4,
                   "rows": 8, "shingle_size": 3}
@@ -104,3 +111,12 @@ def test_near_only_and_no_pass():
         ("b", "dedup_near")]
     kept, dropped = dedup_records(recs, "source_file", DedupConfig(exact=False, near=False))
     assert [k["record_id"] for k in kept] == ["a", "b"] and dropped == []
+
+
+def test_resolve_near_compares_ids_by_value():
+    # a component id read back from another worker is an equal string, not the same object
+    rid = "rec-" + str(7)
+    cid = "".join(["rec-", "7"])
+    assert rid == cid and rid is not cid
+    rec = {"record_id": rid}
+    assert resolve_near(rid, [rec], (cid, 2), DedupConfig(), "t") == [rec]

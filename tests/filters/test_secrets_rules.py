@@ -80,9 +80,17 @@ def test_shannon_bits():
     (f"sha256: {KEY}", False),                                   # a published content hash
     (f"site-verification={KEY}", False),
     (f"{KEY}\n-----END CERTIFICATE-----", False),                 # a line of a PEM block
-    (f"{KEY}\n{'x' * 4100}\n-----END CERTIFICATE-----", True),    # an END line further than 4096 chars is not its block
+    # the END marker must start within 4096 - len("-----END ") = 4087 characters after the token (40 long):
+    # at offset 40 + 1 + 4085 + 1 = 4127 it does, one character later it does not
+    (f"{KEY}\n{'x' * 4085}\n-----END CERTIFICATE-----", False),
+    (f"{KEY}\n{'x' * 4086}\n-----END CERTIFICATE-----", True),
     ("Abcdefghijkmnopqrstuvwxyz123456789ABCDEFGH", False),        # base58 only: a coin address
     ("abcdefghijklmnopqrstuvwxyz0123456789ABCD", False),          # one case change: not token-like
+    ("aB3dE5gH7jK9mN0p" * 2, False),                             # 16 symbols twice: 4.0 bits < 4.5
+    # 46 distinct characters (5.5 bits); lower, upper, digit, lower runs change class 3 times: not token-like,
+    # one more upper run makes 4
+    ("abcdefghijklmnopqrstABCDEFGH01234567uvwxy", False),
+    ("abcdefghijklmnopqrstABCDEFGH01234567uvwxyJKLMN", True),
 ])
 def test_entropy_detector_guards(scanner, text, found):
     assert ("High Entropy String" in [label for label, _ in _spans(scanner, text)]) is found
@@ -99,6 +107,18 @@ def test_candidate_window_reaches_128_characters_to_a_space():
     lines = f"a {KEY}\nb {KEY[::-1]}"
     start2 = lines.index("\n") + 1
     assert candidate_windows(lines) == {"token": [(0, 0, start2 - 1), (start2, start2, len(lines))]}
+
+
+@pytest.mark.parametrize("group,mark,context", [
+    ("at", "x " * 150 + "@", 160), ("slack", "x " * 150 + "xox", 64), ("artifactory", "x " * 150 + "AKC", 64),
+    ("ip4", "x " * 149 + "x1.2.3.4", 64), ("ip6", "x " * 149 + "x1:2:3:4:", 64),
+])
+def test_each_group_window_reaches_its_context(group, mark, context):
+    # every mark (the "@", the anchor, the gate's match ".2.3.4" / ":2:3:4:") starts at 300, an even offset
+    # between "x " and " y" runs: context characters before it is a word start, after it a space (kept)
+    text = mark + " y" * 150
+    gate = {"ip4": ".2.3.4", "ip6": ":2:3:4:"}.get(group, mark.split()[-1])
+    assert candidate_windows(text) == {group: [(0, 300 - context, 300 + len(gate) + context + 1)]}
 
 
 def test_overlapping_findings_keep_the_longer_one(scanner):
