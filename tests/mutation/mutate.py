@@ -25,7 +25,8 @@ TARGETS: dict[str, list[str]] = {
                                        "tests/miners/localization/test_metrics_rules.py"],
     "miners/localization/mine.py": ["tests/miners/localization/test_mine.py",
                                     "tests/miners/localization/test_label_rules.py"],
-    "miners/localization/views.py": ["tests/miners/localization/test_views.py",
+    "miners/localization/views.py": ["tests/miners/localization/test_views_rules.py",
+                                     "tests/miners/localization/test_views.py",
                                      "tests/miners/localization/test_label_rules.py"],
     "miners/errors/flags.py": ["tests/miners/errors/test_flags_rules.py", "tests/miners/errors/test_flags.py"],
     "miners/errors/views.py": ["tests/miners/errors/test_views_rules.py"] + [

@@ -48,6 +48,7 @@ def test_exit_code(obs, code, expected):
     ("grep foo a.py", 2, True),             # 2 is grep's error
     ("greppy foo", 1, True),                # another program that starts like one
     ("python x.py", 1, True),
+    ("python x.py", -1, True),              # a negative code (killed, timed out) is a failure too
 ])
 def test_benign_nonzero(cmd, code, flagged):
     assert ("nonzero_exit" in ef.step_flags(_s(0, cmd=cmd, code=code))) is flagged
@@ -60,6 +61,9 @@ def test_benign_nonzero(cmd, code, flagged):
     ({"fail_reason": "no_changes", "expect_correction": True}, "", True),
     ({}, "String 'x = 1' not found in a.py", True),              # Moatless' message
     ({}, "String 'x = 1' was replaced", False),
+    # only the last 2000 characters of the output are read for Moatless' fail_reason
+    ({}, "fail_reason: lint_error, expect_correction: true\n" + "x" * 2000, False),
+    ({}, "x" * 2000 + "\nfail_reason: lint_error, expect_correction: true", True),
 ])
 def test_edit_rejections(args, obs, rejected):
     step = _s(0, tool="EditAction", args={"command": "str_replace", "path": "a.py", **args}, obs=obs)
@@ -99,6 +103,9 @@ def test_observation_of_the_next_environment_turn():
 def test_the_closing_message_is_no_format_error():
     steps = [_s(0, cmd="ls", obs="a.py"), _s(1, tool="", obs="")]
     assert _pairs({"steps": steps}) == []
+    # only the last turn is the closing message: an earlier flagged step keeps its flags
+    steps = [_s(0, cmd="ls", obs="a.py"), _s(1, cmd="foo", obs="bash: foo: command not found"), _s(2, tool="")]
+    assert _pairs({"steps": steps}) == [(1, "shell_error")]
     steps = [_s(0, tool="", obs=""), _s(1, cmd="ls", obs="a.py")]
     assert _pairs({"steps": steps}) == [(0, "format_error")]
 
@@ -107,6 +114,9 @@ def test_loop_needs_a_third_repeat_and_skips_paging():
     three = [_s(i, cmd="ls", obs="a.py") for i in range(3)]
     assert _pairs({"steps": three}) == [(2, "loop")]
     assert _pairs({"steps": three[:2]}) == []
+    # A-B-A-B closes a loop at the 4th step, whichever action comes first
+    for a, b in (("ls", "cat a.py"), ("cat a.py", "ls")):
+        assert _pairs({"steps": [_s(i, cmd=(a, b)[i % 2], obs="x") for i in range(4)]}) == [(3, "loop")]
     paging = [_s(i, tool="scroll_down", cmd="scroll_down") for i in range(4)]
     assert _pairs({"steps": paging}) == []
     # a failed edit changes nothing: the third identical check after it is still a loop
@@ -127,6 +137,9 @@ def test_premature_finish_only_after_an_applied_untested_edit():
     assert _pairs({"steps": [_s(0, cmd="ls"), failed, finish]}) == [(1, "edit_rejected")]
     tested = [_s(0, cmd="ls"), edit, _s(2, cmd="python reproduce.py"), _s(3, tool="submit", cmd="submit")]
     assert _pairs({"steps": tested}) == []
+    # writing a test file is no test run
+    write = _s(1, cmd="cat > test_x.py << 'EOF'\nimport pytest\nEOF")
+    assert _pairs({"steps": [_s(0, cmd="ls"), write, finish]}) == [(2, "premature_finish")]
 
 
 def test_edit_targets_follow_the_open_file():
@@ -138,6 +151,7 @@ def test_edit_targets_follow_the_open_file():
 
 def test_same_file_allows_one_extra_leading_directory():
     assert ef.same_file("src/pkg/a.py", "pkg/a.py") and ef.same_file("pkg/a.py", "src/pkg/a.py")
+    assert ef.same_file("pkg/a.py", "/".join(["pkg", "a.py"]))          # equal text, another string object
     assert not ef.same_file("pkg/xa.py", "a.py") and not ef.same_file("pkg/a.py", "pkg/b.py")
 
 
@@ -156,6 +170,13 @@ def test_wrong_file_edit_points_at_the_edit_else_a_mention_else_the_finish():
     # nor named: the submission
     steps[2] = _s(2, cmd="ls")
     assert [s for s, f in _pairs(traj, ["core.py"]) if f == "wrong_file_edit"] == [3]
+    # the name only in an action's text (no arguments, no output) still names it
+    steps[2] = make_step(2, tool_name="bash", action_text="echo util.py")
+    assert [s for s, f in _pairs(traj, ["core.py"]) if f == "wrong_file_edit"] == [2]
+    # two edits of the wrong file: the first one is flagged
+    two = {**traj, "steps": [_s(0, cmd="cat core.py", obs="x"), _s(1, cmd="sed -i 's/a/b/' util.py"),
+                             _s(2, cmd="sed -i 's/b/c/' util.py")]}
+    assert [s for s, f in _pairs(two, ["core.py"]) if f == "wrong_file_edit"] == [1]
     # a resolved run has no wrong file (no step edits any more: no premature finish either)
     assert [f for _, f in _pairs({**traj, "resolved": True}, ["core.py"])] == ["localization_miss"]
     # a created file (repro.py) never counts
@@ -174,6 +195,19 @@ def test_localization_miss_and_incorrect_fix():
     other = {"steps": [_s(0, cmd="ls", obs="core.py util.py"), _s(1, cmd="cat core.py")], "final_patch": ""}
     assert _pairs(other, ["core.py"]) == [(0, "localization_miss")]
     assert _pairs(other, [""]) == []
+    # the first *agent* step that shows it: not an environment turn, not an earlier unrelated action
+    later = {"steps": [_s(0, role="user", tool="", obs="see core.py"), _s(1, cmd="ls", obs="a.py"),
+                       _s(2, cmd="cat core.py")], "final_patch": ""}
+    assert _pairs(later, ["core.py"]) == [(2, "localization_miss")]
+    # an action that names it only in its text
+    named = {"steps": [_s(0, cmd="ls", obs="a.py"), make_step(1, tool_name="bash", action_text="vim core.py")],
+             "final_patch": ""}
+    assert _pairs(named, ["core.py"]) == [(1, "localization_miss")]
+    # SWE-agent edits the open file: the edit of core.py is the incorrect fix though its text never names it
+    swe = {"steps": [_s(0, tool="open", args={"args": "core.py"}, cmd="open core.py", obs="1: x"),
+                     _s(1, tool="edit", args={"args": "1:1"}, cmd="edit 1:1\ny\nend_of_edit")],
+           "final_patch": DIFF.format("core.py"), "resolved": False}
+    assert (1, "incorrect_fix") in _pairs(swe, ["core.py"])
 
 
 def test_quote_in_step_normalizes_whitespace():
