@@ -22,6 +22,7 @@ def test_phase_by_taxonomy_else_by_position():
     # execution failures: before the first source edit the agent localizes, from it on it verifies
     assert ef.phase_at("traceback", 4, 5) == ("understanding_localization", "")
     assert ef.phase_at("traceback", 5, 5) == ("iterative_verification", "")
+    assert ef.phase_at("traceback", 9, 5) == ("iterative_verification", "")
     assert ef.phase_at("traceback", 9, None) == ("understanding_localization", "")
 
 
@@ -31,6 +32,8 @@ def test_phase_by_taxonomy_else_by_position():
     ("out\nexitcode: 3\n", None, 3),
     ("run: exitcode: 3", None, None),                       # only at a line start
     ("x" * 400 + "<returncode>2</returncode>", None, None),  # only in the first 400 characters
+    ("x" * 374 + "<returncode>2</returncode>", None, 2),     # the tag ends at 400
+    ("x" * 375 + "<returncode>2</returncode>", None, None),  # ... at 401
     ("<returncode>2</returncode>", 0, 0),                    # the scaffold's own code wins
     ("no code here", None, None),
 ])
@@ -49,6 +52,7 @@ def test_exit_code(obs, code, expected):
     ("greppy foo", 1, True),                # another program that starts like one
     ("python x.py", 1, True),
     ("python x.py", -1, True),              # a negative code (killed, timed out) is a failure too
+    ("grep foo a.py", -1, True),
 ])
 def test_benign_nonzero(cmd, code, flagged):
     assert ("nonzero_exit" in ef.step_flags(_s(0, cmd=cmd, code=code))) is flagged
@@ -64,6 +68,7 @@ def test_benign_nonzero(cmd, code, flagged):
     # only the last 2000 characters of the output are read for Moatless' fail_reason
     ({}, "fail_reason: lint_error, expect_correction: true\n" + "x" * 2000, False),
     ({}, "x" * 2000 + "\nfail_reason: lint_error, expect_correction: true", True),
+    ({}, "fail_reason: lint_error, expect_correction: true", True),
 ])
 def test_edit_rejections(args, obs, rejected):
     step = _s(0, tool="EditAction", args={"command": "str_replace", "path": "a.py", **args}, obs=obs)
@@ -106,6 +111,12 @@ def test_the_closing_message_is_no_format_error():
     # only the last turn is the closing message: an earlier flagged step keeps its flags
     steps = [_s(0, cmd="ls", obs="a.py"), _s(1, cmd="foo", obs="bash: foo: command not found"), _s(2, tool="")]
     assert _pairs({"steps": steps}) == [(1, "shell_error")]
+    foo = _s(0, cmd="foo", obs="bash: foo: command not found")
+    steps = [foo, _s(1, role="user", tool="", obs="go on"), _s(2, tool="")]
+    assert _pairs({"steps": steps}) == [(0, "shell_error")]
+    steps = [_s(0, role="user", tool="", obs="the task"), _s(1, cmd="ls", obs="a.py"), {**foo, "idx": 2},
+             _s(3, tool="")]
+    assert _pairs({"steps": steps}) == [(2, "shell_error")]
     steps = [_s(0, tool="", obs=""), _s(1, cmd="ls", obs="a.py")]
     assert _pairs({"steps": steps}) == [(0, "format_error")]
 
@@ -114,6 +125,8 @@ def test_loop_needs_a_third_repeat_and_skips_paging():
     three = [_s(i, cmd="ls", obs="a.py") for i in range(3)]
     assert _pairs({"steps": three}) == [(2, "loop")]
     assert _pairs({"steps": three[:2]}) == []
+    # an environment turn repeating the text is no action of the agent
+    assert _pairs({"steps": [three[0], _s(1, role="user", cmd="ls", tool=""), {**three[1], "idx": 2}]}) == []
     # A-B-A-B closes a loop at the 4th step, whichever action comes first
     for a, b in (("ls", "cat a.py"), ("cat a.py", "ls")):
         assert _pairs({"steps": [_s(i, cmd=(a, b)[i % 2], obs="x") for i in range(4)]}) == [(3, "loop")]
@@ -137,6 +150,9 @@ def test_premature_finish_only_after_an_applied_untested_edit():
     assert _pairs({"steps": [_s(0, cmd="ls"), failed, finish]}) == [(1, "edit_rejected")]
     tested = [_s(0, cmd="ls"), edit, _s(2, cmd="python reproduce.py"), _s(3, tool="submit", cmd="submit")]
     assert _pairs({"steps": tested}) == []
+    # a finish before the last edit does not close it
+    assert _pairs({"steps": [_s(0, cmd="sed -i 's/a/b/' x.py"), _s(1, tool="submit", cmd="submit"),
+                             _s(2, cmd="sed -i 's/b/c/' x.py")]}) == []
     # writing a test file is no test run
     write = _s(1, cmd="cat > test_x.py << 'EOF'\nimport pytest\nEOF")
     assert _pairs({"steps": [_s(0, cmd="ls"), write, finish]}) == [(2, "premature_finish")]
@@ -173,6 +189,15 @@ def test_wrong_file_edit_points_at_the_edit_else_a_mention_else_the_finish():
     # the name only in an action's text (no arguments, no output) still names it
     steps[2] = make_step(2, tool_name="bash", action_text="echo util.py")
     assert [s for s, f in _pairs(traj, ["core.py"]) if f == "wrong_file_edit"] == [2]
+    # named twice: the last one; named nowhere: the last submission, else the last action
+    traj2 = {**traj, "steps": [_s(0, cmd="cat core.py", obs="x"), _s(1, cmd="echo util.py"), _s(2, cmd="wc util.py"),
+                               _s(3, cmd="ls")]}
+    assert [s for s, f in _pairs(traj2, ["core.py"]) if f == "wrong_file_edit"] == [2]
+    traj3 = {**traj, "steps": [_s(0, cmd="cat core.py", obs="x"), _s(1, tool="submit", cmd="submit"),
+                               _s(2, tool="submit", cmd="submit"), _s(3, cmd="ls")]}
+    assert [s for s, f in _pairs(traj3, ["core.py"]) if f == "wrong_file_edit"] == [2]
+    traj4 = {**traj, "steps": [_s(0, cmd="cat core.py", obs="x"), _s(1, cmd="ls"), _s(2, cmd="pwd")]}
+    assert [s for s, f in _pairs(traj4, ["core.py"]) if f == "wrong_file_edit"] == [2]
     # two edits of the wrong file: the first one is flagged
     two = {**traj, "steps": [_s(0, cmd="cat core.py", obs="x"), _s(1, cmd="sed -i 's/a/b/' util.py"),
                              _s(2, cmd="sed -i 's/b/c/' util.py")]}
@@ -208,6 +233,11 @@ def test_localization_miss_and_incorrect_fix():
                      _s(1, tool="edit", args={"args": "1:1"}, cmd="edit 1:1\ny\nend_of_edit")],
            "final_patch": DIFF.format("core.py"), "resolved": False}
     assert (1, "incorrect_fix") in _pairs(swe, ["core.py"])
+    # an edit whose target is unknown counts when its text or arguments name the gold file
+    for step in (_s(0, tool="write_file", args={"target": "core.py"}),
+                 make_step(0, tool_name="write_file", tool_args={"target": "x"}, action_text="write core.py")):
+        unknown = {"steps": [step], "final_patch": "", "resolved": False}
+        assert ef.edit_targets([step]) == {} and (0, "incorrect_fix") in _pairs(unknown, ["core.py"])
 
 
 def test_quote_in_step_normalizes_whitespace():
@@ -232,5 +262,22 @@ def test_recovery_is_the_next_clean_same_kind_action_within_five():
     near = far[:5] + [_s(5, cmd="python x.py --fixed")]
     assert ef.find_recoveries({"steps": near}, [{"step": 0, "flag": "traceback"}]) == [
         {"error_step": 0, "fix_step": 5, "flag": "traceback"}]
+    # another tool running the same program is another kind of action
+    for tool in ("ash", "zsh"):
+        other = [err, _s(1, tool=tool, cmd="python x.py --fixed", obs="done")]
+        assert ef.find_recoveries({"steps": other}, [{"step": 0, "flag": "traceback"}]) == []
+    # a failed edit is recovered by the next clean edit, not by any clean action
+    bad = _s(0, tool="str_replace", args={"command": "str_replace", "path": "a.py"}, obs="No replacement was performed")
+    edits = [bad, _s(1, cmd="ls", obs="a.py"), _s(2, tool="str_replace", args={"command": "str_replace",
+                                                                              "path": "a.py", "new_str": "y"})]
+    assert ef.find_recoveries({"steps": edits}, [{"step": 0, "flag": "edit_rejected"}]) == [
+        {"error_step": 0, "fix_step": 2, "flag": "edit_rejected"}]
+    # a process flag before the error does not stop the search
+    assert ef.find_recoveries({"steps": steps}, [{"step": 0, "flag": "loop"}, {"step": 1, "flag": "loop"},
+                                                 {"step": 0, "flag": "traceback"}]) == [
+        {"error_step": 0, "fix_step": 2, "flag": "traceback"}]
+    loop_first = [_s(0, cmd="ls", obs="a"), {**err, "idx": 1}, {**ok, "idx": 2}]
+    assert ef.find_recoveries({"steps": loop_first}, [{"step": 0, "flag": "loop"}, {"step": 1, "flag": "traceback"}]
+                              ) == [{"error_step": 1, "fix_step": 2, "flag": "traceback"}]
     # a process flag (loop) is no execution error to recover from
     assert ef.find_recoveries({"steps": steps}, [{"step": 0, "flag": "loop"}]) == []
