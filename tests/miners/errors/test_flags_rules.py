@@ -47,6 +47,7 @@ def test_exit_code(obs, code, expected):
     ("test -f a.py", 1, False),
     ("[ -f a.py ]", 1, False),
     ("git diff HEAD", 1, False),
+    ("git diff", 1, False),
     ("grep foo a.py | wc -l", 1, True),
     ("grep foo a.py", 2, True),             # 2 is grep's error
     ("greppy foo", 1, True),                # another program that starts like one
@@ -65,6 +66,7 @@ def test_benign_nonzero(cmd, code, flagged):
     ({"fail_reason": "no_changes", "expect_correction": True}, "", True),
     ({}, "String 'x = 1' not found in a.py", True),              # Moatless' message
     ({}, "String 'x = 1' was replaced", False),
+    ({}, "File 'a.py' not found in the repository", False),          # not Moatless' String '...' message
     # only the last 2000 characters of the output are read for Moatless' fail_reason
     ({}, "fail_reason: lint_error, expect_correction: true\n" + "x" * 2000, False),
     ({}, "x" * 2000 + "\nfail_reason: lint_error, expect_correction: true", True),
@@ -103,6 +105,8 @@ def test_observation_of_the_next_environment_turn():
     # an answered step and the last step read their own observation
     assert ef.observed([_s(0, cmd="a", obs="out"), _s(1, role="user", tool="", obs=tb)], 0) == 0
     assert ef.observed([_s(0, cmd="a")], 0) == 0
+    # an empty environment turn answers nothing
+    assert ef.observed([_s(0, cmd="a"), _s(1, role="user", tool="")], 0) == 0
 
 
 def test_the_closing_message_is_no_format_error():
@@ -117,6 +121,8 @@ def test_the_closing_message_is_no_format_error():
     steps = [_s(0, role="user", tool="", obs="the task"), _s(1, cmd="ls", obs="a.py"), {**foo, "idx": 2},
              _s(3, tool="")]
     assert _pairs({"steps": steps}) == [(2, "shell_error")]
+    # a last turn with an action keeps its flags
+    assert _pairs({"steps": [_s(0, cmd="ls", obs="a.py"), {**foo, "idx": 1}]}) == [(1, "shell_error")]
     steps = [_s(0, tool="", obs=""), _s(1, cmd="ls", obs="a.py")]
     assert _pairs({"steps": steps}) == [(0, "format_error")]
 
@@ -191,11 +197,11 @@ def test_wrong_file_edit_points_at_the_edit_else_a_mention_else_the_finish():
     assert [s for s, f in _pairs(traj, ["core.py"]) if f == "wrong_file_edit"] == [2]
     # named twice: the last one; named nowhere: the last submission, else the last action
     traj2 = {**traj, "steps": [_s(0, cmd="cat core.py", obs="x"), _s(1, cmd="echo util.py"), _s(2, cmd="wc util.py"),
-                               _s(3, cmd="ls")]}
-    assert [s for s, f in _pairs(traj2, ["core.py"]) if f == "wrong_file_edit"] == [2]
-    traj3 = {**traj, "steps": [_s(0, cmd="cat core.py", obs="x"), _s(1, tool="submit", cmd="submit"),
-                               _s(2, tool="submit", cmd="submit"), _s(3, cmd="ls")]}
-    assert [s for s, f in _pairs(traj3, ["core.py"]) if f == "wrong_file_edit"] == [2]
+                               make_step(3, tool_name="view", tool_args={"path": "util.py"}), _s(4, cmd="ls")]}
+    assert [s for s, f in _pairs(traj2, ["core.py"]) if f == "wrong_file_edit"] == [3]
+    traj3 = {**traj, "steps": [_s(0, cmd="cat core.py", obs="x")] + [_s(i, tool="submit", cmd="submit")
+                                                                     for i in (1, 2, 3)] + [_s(4, cmd="ls")]}
+    assert [s for s, f in _pairs(traj3, ["core.py"]) if f == "wrong_file_edit"] == [3]
     traj4 = {**traj, "steps": [_s(0, cmd="cat core.py", obs="x"), _s(1, cmd="ls"), _s(2, cmd="pwd")]}
     assert [s for s, f in _pairs(traj4, ["core.py"]) if f == "wrong_file_edit"] == [2]
     # two edits of the wrong file: the first one is flagged
@@ -228,6 +234,10 @@ def test_localization_miss_and_incorrect_fix():
     named = {"steps": [_s(0, cmd="ls", obs="a.py"), make_step(1, tool_name="bash", action_text="vim core.py")],
              "final_patch": ""}
     assert _pairs(named, ["core.py"]) == [(1, "localization_miss")]
+    # ... or only in its arguments
+    args = {"steps": [_s(0, cmd="ls", obs="a.py"), make_step(1, tool_name="view", tool_args={"path": "core.py"})],
+            "final_patch": ""}
+    assert _pairs(args, ["core.py"]) == [(1, "localization_miss")]
     # SWE-agent edits the open file: the edit of core.py is the incorrect fix though its text never names it
     swe = {"steps": [_s(0, tool="open", args={"args": "core.py"}, cmd="open core.py", obs="1: x"),
                      _s(1, tool="edit", args={"args": "1:1"}, cmd="edit 1:1\ny\nend_of_edit")],
@@ -262,6 +272,10 @@ def test_recovery_is_the_next_clean_same_kind_action_within_five():
     near = far[:5] + [_s(5, cmd="python x.py --fixed")]
     assert ef.find_recoveries({"steps": near}, [{"step": 0, "flag": "traceback"}]) == [
         {"error_step": 0, "fix_step": 5, "flag": "traceback"}]
+    # a step with two execution flags reports the first (traceback before nonzero_exit)
+    both = [{**err, "obs_exit_code": 1}, _s(1, cmd="python x.py --fixed", obs="done", code=0)]
+    assert ef.find_recoveries({"steps": both}, ef.detect({"steps": both})) == [
+        {"error_step": 0, "fix_step": 1, "flag": "traceback"}]
     # another tool running the same program is another kind of action
     for tool in ("ash", "zsh"):
         other = [err, _s(1, tool=tool, cmd="python x.py --fixed", obs="done")]
