@@ -44,6 +44,9 @@ def test_view_switches_and_status():
     assert [r["view"] for r in ev.build_views(_item(view_recovery=False))] == ["diagnosis", "preference",
                                                                               "recovered_error"]
     assert list(ev.build_views(_item(status="rejected"))) == []
+    # a status read back from a file is an equal string, not the same object
+    status = "".join(["veri", "fied"])
+    assert len(list(ev.build_views(_item(status=status)))) == 5
     # an unresolved (or unlabelled) run teaches no recovered error
     item = _item()
     item["trajectory"] = {**TRAJ, "resolved": None}
@@ -57,6 +60,12 @@ def test_diagnosis_view_answers_with_the_record_as_json():
     assert user["content"].startswith("TASK:\nFix a.py\n\nTRAJECTORY:\n[step 0]")
     assert json.loads(answer["content"]) == {"error_step": 1, "error_category": "traceback",
                                              "explanation": "a.py needs --ok", "proposed_correction": CORRECTION}
+    # keys in sorted order (deterministic rows); non-ASCII text stays readable
+    assert list(json.loads(answer["content"])) == ["error_category", "error_step", "explanation",
+                                                   "proposed_correction"]
+    row = ev.diagnosis_view({**RECORD, "explanation": "der Aufruf schlägt fehl"}, TRAJ)
+    assert "schlägt" in row["messages"][-1]["content"]
+    assert not ev.VIEW_SCHEMA.field("record_id").nullable
     assert "(not recorded)" in ev.diagnosis_view(RECORD, {**TRAJ, "problem_statement": ""})["messages"][1]["content"]
 
 
@@ -64,6 +73,7 @@ def test_recovery_prefix_stops_before_the_error_step():
     with_hint, action_only = ev.recovery_views(RECORD, TRAJ)
     # system, task, then step 0 as action + observation: 4 turns before the hint / target
     assert [m["role"] for m in action_only["messages"]] == ["system", "user", "assistant", "user", "assistant"]
+    assert action_only["messages"][1]["content"] == "Fix a.py"
     assert action_only["messages"][0]["content"].startswith("You are a software-engineering agent working in the "
                                                             "swe-agent harness")
     assert action_only["messages"][-1] == {"role": "assistant", "content": "python a.py --ok", "train": True}
