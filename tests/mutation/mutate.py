@@ -29,7 +29,7 @@ TARGETS: dict[str, list[str]] = {
                                      "tests/miners/localization/test_views.py",
                                      "tests/miners/localization/test_label_rules.py"],
     "miners/errors/flags.py": ["tests/miners/errors/test_flags_rules.py", "tests/miners/errors/test_flags.py"],
-    "miners/errors/views.py": ["tests/miners/errors/test_views_rules.py"] + [
+    "miners/errors/views.py": ["tests/miners/errors/test_error_views_rules.py"] + [
         f"tests/miners/errors/test_diagnosis.py::{t}" for t in (      # the tests that build views
             "test_mine_rules_and_views", "test_recovered_error_view_from_resolved_run",
             "test_preference_prefers_the_correction_over_the_error")],
