@@ -132,7 +132,7 @@ def test_loop_needs_a_third_repeat_and_skips_paging():
     assert _pairs({"steps": three}) == [(2, "loop")]
     assert _pairs({"steps": three[:2]}) == []
     # an environment turn repeating the text is no action of the agent
-    assert _pairs({"steps": [three[0], _s(1, role="user", cmd="ls", tool=""), {**three[1], "idx": 2}]}) == []
+    assert _pairs({"steps": [three[0], _s(1, role="user", cmd="ls", obs="a.py"), {**three[1], "idx": 2}]}) == []
     # A-B-A-B closes a loop at the 4th step, whichever action comes first
     for a, b in (("ls", "cat a.py"), ("cat a.py", "ls")):
         assert _pairs({"steps": [_s(i, cmd=(a, b)[i % 2], obs="x") for i in range(4)]}) == [(3, "loop")]
@@ -204,6 +204,10 @@ def test_wrong_file_edit_points_at_the_edit_else_a_mention_else_the_finish():
     assert [s for s, f in _pairs(traj3, ["core.py"]) if f == "wrong_file_edit"] == [3]
     traj4 = {**traj, "steps": [_s(0, cmd="cat core.py", obs="x"), _s(1, cmd="ls"), _s(2, cmd="pwd")]}
     assert [s for s, f in _pairs(traj4, ["core.py"]) if f == "wrong_file_edit"] == [2]
+    # an edit whose target is unknown but that names the file comes before a later mention
+    traj5 = {**traj, "steps": [_s(0, cmd="cat core.py", obs="x"), _s(1, tool="write_file", args={"target": "util.py"}),
+                               _s(2, cmd="echo util.py")]}
+    assert [s for s, f in _pairs(traj5, ["core.py"]) if f == "wrong_file_edit"] == [1]
     # two edits of the wrong file: the first one is flagged
     two = {**traj, "steps": [_s(0, cmd="cat core.py", obs="x"), _s(1, cmd="sed -i 's/a/b/' util.py"),
                              _s(2, cmd="sed -i 's/b/c/' util.py")]}
@@ -226,6 +230,9 @@ def test_localization_miss_and_incorrect_fix():
     other = {"steps": [_s(0, cmd="ls", obs="core.py util.py"), _s(1, cmd="cat core.py")], "final_patch": ""}
     assert _pairs(other, ["core.py"]) == [(0, "localization_miss")]
     assert _pairs(other, [""]) == []
+    # one gold file edited, another only shown: the shown one is missed
+    two_gold = {"steps": [_s(0, cmd="sed -i 's/a/b/' util.py"), _s(1, cmd="cat core.py")], "final_patch": ""}
+    assert [s for s, f in _pairs(two_gold, ["util.py", "core.py"]) if f == "localization_miss"] == [1]
     # the first *agent* step that shows it: not an environment turn, not an earlier unrelated action
     later = {"steps": [_s(0, role="user", tool="", obs="see core.py"), _s(1, cmd="ls", obs="a.py"),
                        _s(2, cmd="cat core.py")], "final_patch": ""}
@@ -276,6 +283,9 @@ def test_recovery_is_the_next_clean_same_kind_action_within_five():
     both = [{**err, "obs_exit_code": 1}, _s(1, cmd="python x.py --fixed", obs="done", code=0)]
     assert ef.find_recoveries({"steps": both}, ef.detect({"steps": both})) == [
         {"error_step": 0, "fix_step": 1, "flag": "traceback"}]
+    # another program in the same tool is another kind of action
+    assert ef.find_recoveries({"steps": [err, _s(1, cmd="wc x.py", obs="1 x.py")]},
+                              [{"step": 0, "flag": "traceback"}]) == []
     # another tool running the same program is another kind of action
     for tool in ("ash", "zsh"):
         other = [err, _s(1, tool=tool, cmd="python x.py --fixed", obs="done")]
