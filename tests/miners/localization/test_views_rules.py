@@ -24,14 +24,17 @@ def _shell(cmd):
 
 
 def test_numbered_lines_become_ranges_per_file():
-    # two SWE-agent windows in one output; lines 1-2 and 4 of a.py (3 missing), line 3 of b.py
-    obs = "[File: /r/a.py (9 lines total)]\n2:b\n1:a\n4:d\n[File: /r/b.py (3 lines total)]\n3:c\n"
+    # two SWE-agent windows in one output; lines 1-2 and 4-5 of a.py (3 missing), line 3 of b.py
+    obs = "[File: /r/a.py (9 lines total)]\n2:b\n1:a\n4:d\n5:e\n[File: /r/b.py (3 lines total)]\n3:c\n"
     assert _views(make_step(0, tool_name="open", tool_args={"args": "a.py"}, observation=obs)) == [
-        ("/r/a.py", [(1, 2), (4, 4)], False, []), ("/r/b.py", [(3, 3)], False, [])]
+        ("/r/a.py", [(1, 2), (4, 5)], False, []), ("/r/b.py", [(3, 3)], False, [])]
+    # a window in the output of a shell command: the window is what was shown
+    assert _views(make_step(0, tool_name="bash", tool_args={"command": "cat a.py"}, observation=obs)) == [
+        ("/r/a.py", [(1, 2), (4, 5)], False, []), ("/r/b.py", [(3, 3)], False, [])]
 
 
 def test_shell_programs():
-    assert _shell("sed -n '7p' a.py; sed 's/x/y/' b.py") == [("a.py", [(7, 7)], False)]   # no -n: prints all, no view
+    assert _shell("sed -n '7p' a.py; sed 's/x/y/' b.py; sed '5p' c.py") == [("a.py", [(7, 7)], False)]  # no -n
     assert _shell("head c.py; head -20 d.py; head -n20 e.py; head -n 5 f.py") == [
         ("c.py", [(1, 10)], False), ("d.py", [(1, 20)], False), ("e.py", [(1, 20)], False), ("f.py", [(1, 5)], False)]
     # a redirection target is written, not shown; files need an extension; options are no files
@@ -41,7 +44,7 @@ def test_shell_programs():
 
 
 def test_heredoc_bodies_are_input_not_commands():
-    cmd = "cat > a.py << 'EOF'\ncat b.py\nEOF\ncat c.py"
+    cmd = "cat > a.py << 'EOF'\ncat b.py\n# a comment\nEOF\ncat c.py"
     assert strip_heredocs(cmd) == "cat > a.py << 'EOF'\ncat c.py"
     assert _shell(cmd) == [("c.py", [], True)]
 
@@ -64,6 +67,13 @@ def test_editor_views_only_files_it_displayed():
     assert _views(listing) == [] and _views(create) == []
     # an editor's command text is no shell command
     assert _views(make_step(0, tool_name="my_editor", tool_args={"command": "cat a.py"})) == []
+    assert _views(make_step(0, tool_name="my_editor", tool_args={"command": "view", "path": "a.py"})) == [
+        ("a.py", [], True, [])]
+    # a search names a path in its arguments without displaying the file
+    assert _views(make_step(0, tool_name="grep_search", tool_args={"path": "pkg/a.py", "pattern": "x"})) == []
+    # arguments that are not JSON are kept as text
+    assert _views(make_step(0, tool_name="cat", tool_args="a/b.py", action_text="cat a/b.py")) == [
+        ("a/b.py", [], True, [])]
 
 
 def test_autocoderover_search_results():
@@ -85,6 +95,8 @@ def test_paths_and_repo_relative():
     assert repo_relative("/tmp/a.py", ["a.py"]) == "a.py"                  # a gold file it ends with
     assert repo_relative("/workspace/r/a/b.py") == "a/b.py" and repo_relative("/workspace/x") is None
     assert repo_relative("/repo/a.py") == "a.py" and repo_relative("/repo") is None
+    assert repo_relative("/workspace/r/a.py") == "a.py" and repo_relative("/workspace") is None
+    assert repo_relative("/") is None
     assert repo_relative("../a.py") is None and repo_relative("a/../b.py") is None and repo_relative("a/b.py") == "a/b.py"
 
 
@@ -96,6 +108,7 @@ def test_edit_steps_and_paths():
         False, True, True, True]
     assert not is_edit_step(step("view_edit")) and not is_edit_step(step("FindAndReplace"))   # a view / search tool
     assert is_edit_step(step("CreateFile")) and not is_edit_step(step("bash", command="ls"))
+    assert is_edit_step(step("write_file"))
     assert all(is_edit_step(step("bash", command=c)) for c in ("git apply p.diff", "ls | tee out.txt",
                                                                   "patch -p1 < x.diff", "echo x >> notes.md"))
     snippet = "Here's the result of running `cat -n` on a snippet of /r/a.py:\n 3\tx\n"
