@@ -28,13 +28,19 @@ def test_numbered_lines_become_ranges_per_file():
     obs = "[File: /r/a.py (9 lines total)]\n2:b\n1:a\n4:d\n5:e\n[File: /r/b.py (3 lines total)]\n3:c\n"
     assert _views(make_step(0, tool_name="open", tool_args={"args": "a.py"}, observation=obs)) == [
         ("/r/a.py", [(1, 2), (4, 5)], False, []), ("/r/b.py", [(3, 3)], False, [])]
+    big = "[File: /r/a.py (900 lines total)]\n300:a\n301:b\n"
+    assert _views(make_step(0, tool_name="goto", tool_args={"args": "300"}, observation=big)) == [
+        ("/r/a.py", [(300, 301)], False, [])]
     # a window in the output of a shell command: the window is what was shown
     assert _views(make_step(0, tool_name="bash", tool_args={"command": "cat a.py"}, observation=obs)) == [
         ("/r/a.py", [(1, 2), (4, 5)], False, []), ("/r/b.py", [(3, 3)], False, [])]
 
 
 def test_shell_programs():
-    assert _shell("sed -n '7p' a.py; sed 's/x/y/' b.py; sed '5p' c.py") == [("a.py", [(7, 7)], False)]  # no -n
+    assert _shell("sed -n '7p' a.py; sed 's/x/y/' b.py; sed '5p' c.py; cat d.py") == [   # no -n: no view
+        ("a.py", [(7, 7)], False), ("d.py", [], True)]
+    assert _shell("head f.py -n 5") == [("f.py", [(1, 5)], False)]
+    assert _shell("cat 'a.py") == [("a.py", [], True)]                  # an unbalanced quote: split on blanks
     assert _shell("head c.py; head -20 d.py; head -n20 e.py; head -n 5 f.py") == [
         ("c.py", [(1, 10)], False), ("d.py", [(1, 20)], False), ("e.py", [(1, 20)], False), ("f.py", [(1, 5)], False)]
     # a redirection target is written, not shown; files need an extension; options are no files
@@ -96,7 +102,7 @@ def test_paths_and_repo_relative():
     assert repo_relative("/workspace/r/a/b.py") == "a/b.py" and repo_relative("/workspace/x") is None
     assert repo_relative("/repo/a.py") == "a.py" and repo_relative("/repo") is None
     assert repo_relative("/workspace/r/a.py") == "a.py" and repo_relative("/workspace") is None
-    assert repo_relative("/") is None
+    assert repo_relative("/") is None and repo_relative("/x/y/a.py") is None
     assert repo_relative("../a.py") is None and repo_relative("a/../b.py") is None and repo_relative("a/b.py") == "a/b.py"
 
 
