@@ -28,6 +28,9 @@ def test_numbered_lines_become_ranges_per_file():
     obs = "[File: /r/a.py (9 lines total)]\n2:b\n1:a\n4:d\n5:e\n[File: /r/b.py (3 lines total)]\n3:c\n"
     assert _views(make_step(0, tool_name="open", tool_args={"args": "a.py"}, observation=obs)) == [
         ("/r/a.py", [(1, 2), (4, 5)], False, []), ("/r/b.py", [(3, 3)], False, [])]
+    three = obs + "[File: /r/c.py (3 lines total)]\n2:x\n"                 # each window ends at the next header
+    assert _views(make_step(0, tool_name="open", tool_args={"args": "a.py"}, observation=three)) == [
+        ("/r/a.py", [(1, 2), (4, 5)], False, []), ("/r/b.py", [(3, 3)], False, []), ("/r/c.py", [(2, 2)], False, [])]
     big = "[File: /r/a.py (900 lines total)]\n300:a\n301:b\n"
     assert _views(make_step(0, tool_name="goto", tool_args={"args": "300"}, observation=big)) == [
         ("/r/a.py", [(300, 301)], False, [])]
