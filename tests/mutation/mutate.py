@@ -35,7 +35,8 @@ TARGETS: dict[str, list[str]] = {
             "test_preference_prefers_the_correction_over_the_error")],
     "miners/fim/scoring.py": ["tests/miners/fim/test_scoring.py", "tests/miners/fim/test_scoring_rules.py"],
     "miners/fim/groups.py": ["tests/miners/fim/test_scoring.py", "tests/miners/fim/test_groups_rules.py"],
-    "miners/fim/masking.py": ["tests/miners/fim/test_parse_mask.py", "tests/miners/fim/test_overlap.py"],
+    "miners/fim/masking.py": ["tests/miners/fim/test_masking_rules.py", "tests/miners/fim/test_parse_mask.py",
+                              "tests/miners/fim/test_overlap.py"],
     "filters/decontam.py": ["tests/filters/test_decontam_rules.py"] + [
         f"tests/filters/test_decontam.py::{t}" for t in (          # the fast ones: no scan of whole real runs
             "test_benchmarks_load_every_public_schema", "test_canonicalization_aliases_and_forks",
