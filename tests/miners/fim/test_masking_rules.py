@@ -37,6 +37,13 @@ def test_file_without_final_newline():
     assert m.masked_text == f"def f():\n    {MASK}" and m.functions == [src]
 
 
+def test_file_starting_with_a_blank_line():
+    src = "\ndef f():\n    return 1\n"
+    (h,) = _functions(src)
+    m = mask(src, [h])
+    assert (m.prefix, m.middle, m.suffix) == ("\ndef f():\n", "    return 1\n", "")
+
+
 def test_mask_line_takes_the_first_code_line_indentation():
     src = "@dec\ndef k(a):\n\n\tx = 1\n\treturn x\n"               # a blank first body line, tab indentation
     (k,) = _functions(src)
@@ -47,7 +54,8 @@ def test_mask_line_takes_the_first_code_line_indentation():
 
 @pytest.mark.parametrize("change,reason", [
     ({"end_line": 8}, "span_out_of_file"),                 # SRC has 7 lines
-    ({"body_line": 1}, "span_out_of_file"),                # a body that starts on the signature line
+    ({"body_line": 1}, "span_out_of_file"),                # a body that starts on the signature line ...
+    ({"body_line": 0}, "span_out_of_file"),                # ... or before it
     ({"end_line": 7}, "span_mismatch"),                    # lines 1-7 are not the text hashed at parse time
 ])
 def test_checks_refuse_a_drifted_target(change, reason):
