@@ -28,19 +28,37 @@ TARGETS: dict[str, list[str]] = {
                                     "tests/miners/localization/test_mine_labels_rules.py",
                                     "tests/miners/localization/test_negatives.py",
                                     "tests/miners/localization/test_scratch.py"],
-    "miners/localization/views.py": ["tests/miners/localization/test_views.py",
+    "miners/localization/views.py": ["tests/miners/localization/test_views_rules.py",
+                                     "tests/miners/localization/test_views.py",
                                      "tests/miners/localization/test_label_rules.py"],
-    "miners/errors/flags.py": ["tests/miners/errors/test_flags.py"],
-    "miners/errors/views.py": ["tests/miners/errors"],
+    "miners/errors/flags.py": ["tests/miners/errors/test_flags_rules.py", "tests/miners/errors/test_flags.py"],
+    "miners/errors/views.py": ["tests/miners/errors/test_error_views_rules.py"] + [
+        f"tests/miners/errors/test_diagnosis.py::{t}" for t in (      # the tests that build views
+            "test_mine_rules_and_views", "test_recovered_error_view_from_resolved_run",
+            "test_preference_prefers_the_correction_over_the_error")],
     "miners/fim/scoring.py": ["tests/miners/fim/test_scoring.py", "tests/miners/fim/test_scoring_rules.py"],
     "miners/fim/groups.py": ["tests/miners/fim/test_scoring.py", "tests/miners/fim/test_groups_rules.py"],
-    "miners/fim/masking.py": ["tests/miners/fim/test_parse_mask.py", "tests/miners/fim/test_overlap.py",
-                              "tests/miners/fim/test_masking_rules.py"],
-    "filters/decontam.py": ["tests/filters/test_decontam.py"],
-    "filters/dedup.py": ["tests/filters/test_dedup.py"],
+    "miners/fim/masking.py": ["tests/miners/fim/test_masking_rules.py", "tests/miners/fim/test_masking_edges.py",
+                              "tests/miners/fim/test_parse_mask.py", "tests/miners/fim/test_overlap.py"],
+    "filters/decontam.py": ["tests/filters/test_decontam_rules.py"] + [
+        f"tests/filters/test_decontam.py::{t}" for t in (          # the fast ones: no scan of whole real runs
+            "test_benchmarks_load_every_public_schema", "test_canonicalization_aliases_and_forks",
+            "test_planted_leaks_are_caught_with_evidence", "test_levels_temporal_grey_and_config",
+            "test_boilerplate_ngrams_are_excluded", "test_generic_lines_are_not_evidence",
+            "test_substring_anchor_survives_partial_edge_words",
+            "test_kept_records_with_a_decontam_struct_are_annotated", "test_benchmark_document_frequency")],
+    "filters/dedup.py": ["tests/filters/test_dedup_rules.py"] + [
+        f"tests/filters/test_dedup.py::{t}" for t in (             # the fast ones: no Beam run, no corpora x3
+            "test_building_blocks", "test_plain_dedup_pins_clusters", "test_every_reader_fills_the_trajectory_key",
+            "test_empty_or_trivial_keys_are_never_duplicates", "test_resolve_near_keeps_the_component_id_only")],
     "filters/quality.py": ["tests/filters/test_quality.py", "tests/filters/test_quality_rules.py"],
     "filters/minhash.py": ["tests/filters/test_dedup.py", "tests/filters/test_minhash_rules.py"],
-    "filters/secrets.py": ["tests/filters/test_secrets.py", "tests/filters/test_secrets_allowlist.py"],
+    "filters/secrets.py": ["tests/filters/test_secrets_rules.py", "tests/filters/test_secrets.py",
+                           "tests/filters/test_secrets_allowlist.py"] + [
+        f"tests/filters/test_secrets_reliability.py::{t}" for t in (   # no pipeline run
+            "test_every_string_field_is_scrubbed_including_step_tool_args", "test_reject_and_filtered_rows_are_scrubbed",
+            "test_ip_addresses_only_in_address_context", "test_entropy_detector_finds_keys_without_a_key_like_name",
+            "test_prefilter_finds_exactly_what_a_full_scan_finds")],
     "miners/tasks/history.py": ["tests/miners/tasks/test_history.py", "tests/miners/tasks/test_dates.py",
                                 "tests/miners/tasks/test_history_rules.py"],
 }
