@@ -8,7 +8,7 @@ speed-up plus the spread (min–max of the paired ratios). On a machine other wo
 many cores were free more than what the mechanism does, so the CPU critical path is printed too: the one-worker
 run's CPU seconds over (the launching process's CPU + the workers' CPU / N), the speed-up with N idle cores.
 
-    python benchmarks/workers.py [--mb 80] [--repeat 3] [--workers 2] [--only ingest|fim]
+    python benchmarks/workers.py [--mb 80] [--repeat 3] [--workers 2] [--only ingest|fim] [--fim-source SPEC ...]
 """
 from __future__ import annotations
 
@@ -73,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--only", choices=("ingest", "fim"), default=None)
+    ap.add_argument("--fim-source", action="append", default=None,
+                    help="repository to mine in the FIM run (repeatable; default: stdlib)")
     args = ap.parse_args(argv)
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
     with tempfile.TemporaryDirectory(prefix="swemine-bench-workers-") as tmp:
@@ -83,9 +85,10 @@ def main(argv: list[str] | None = None) -> int:
                                       args.workers, args.repeat)
             report(f"ingest ({mb:.0f} MB)", walls, paths, args.workers)
         if args.only in (None, "fim"):
-            walls, paths = timed_runs(fim.build_spec(FimJob(sources=("stdlib",))), os.path.join(tmp, "fim"), args.workers,
+            sources = tuple(args.fim_source or ("stdlib",))
+            walls, paths = timed_runs(fim.build_spec(FimJob(sources=sources)), os.path.join(tmp, "fim"), args.workers,
                                       args.repeat)
-            report("fim (stdlib)", walls, paths, args.workers)
+            report(f"fim ({', '.join(sources)})", walls, paths, args.workers)
     print(f"load average at end {os.getloadavg()[0]:.1f}")
     return 0
 
