@@ -455,7 +455,8 @@ def iter_documents(uri: str, data: bytes, *, split_lists: bool = True) -> Iterat
 
     if name.endswith(".parquet"):
         try:
-            table = pq.read_table(io.BytesIO(data))
+            # no pyarrow threads on a Python buffer: they can abort the interpreter at exit (see read_shard)
+            table = pq.read_table(io.BytesIO(data), pre_buffer=False, use_threads=False)
         except Exception as exc:  # noqa: BLE001 - pyarrow raises several types for bad files
             yield reject("invalid_parquet", str(exc))
             return

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
+from fsspec.implementations.local import LocalFileSystem
 
 from swemine.corpora.records import conform, schema_fingerprint, sha256_file
 
@@ -122,10 +123,26 @@ def finalize_shards(output: str, schemas: Mapping[str, pa.Schema]) -> list[Shard
     return infos
 
 
+#: ``pq.read_table`` settings for a Python file object or buffer (see :func:`read_shard`)
+NO_THREADS = {"pre_buffer": False, "use_threads": False}
+
+
+def read_shard(url: str, columns: list[str] | None = None) -> pa.Table:
+    """One Parquet file at a local path or fsspec URL. A local file is read by pyarrow itself; anything else
+    through a Python file object without pyarrow's threads, which can outlive such a read and abort the
+    interpreter at exit ("terminate called without an active exception", exit 134, after the command has
+    printed its results)."""
+    fs, path = _fs_and_path(url)
+    if isinstance(fs, LocalFileSystem):
+        return pq.read_table(path, columns=columns)
+    with fs.open(path, "rb") as fh:
+        return pq.read_table(fh, columns=columns, **NO_THREADS)
+
+
 def read_rows(output: str, prefix: str) -> list[dict]:
     """All rows of the shards under ``prefix`` (e.g. ``"trajectories/train"``), in shard order. For tests and inspection."""
     fs, root = _fs_and_path(output)
     rows: list[dict] = []
     for path in sorted(fs.glob(f"{root}/{prefix}-*-of-*.parquet")):
-        rows.extend(pq.read_table(fs.open(path, "rb")).to_pylist())
+        rows.extend(read_shard(fs.unstrip_protocol(path)).to_pylist())
     return rows

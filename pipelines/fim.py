@@ -217,13 +217,13 @@ def _percentiles(values: list[float]) -> dict[str, float]:
 def summarize(output: str, stages: dict) -> dict:
     """Counts and the p10/p50/p90 distribution report of the written samples (as the reference's step 3)."""
     import fsspec
-    import pyarrow.parquet as pq
+
+    from swemine.manifests.shards import read_shard
 
     cols: dict[str, list] = {f: [] for f in (*DIST_FIELDS, "fim_split")}
     fs, root = fsspec.core.url_to_fs(output)
     for path in sorted(fs.glob(f"{root}/{OUTPUT}-*-of-*.parquet")):
-        with fs.open(path, "rb") as fh:
-            t = pq.read_table(fh, columns=list(cols))
+        t = read_shard(fs.unstrip_protocol(path), columns=list(cols))
         for f in cols:
             cols[f].extend(t.column(f).to_pylist())
     dist = {"all": {f: _percentiles(cols[f]) for f in DIST_FIELDS}}

@@ -5,9 +5,9 @@ import collections
 import json
 
 import fsspec
-import pyarrow.parquet as pq
 
 from swemine.manifests.manifest import read_manifest
+from swemine.manifests.shards import read_shard
 
 
 def add_arguments(parser) -> None:
@@ -34,14 +34,14 @@ def main(args) -> int:
         rows = sum(s["rows"] for s in shards)
         print(f"\n== {prefix}: {rows} rows in {len(shards)} shard(s)")
         first = f"{root}/{shards[0]['path']}"
-        table = pq.read_table(fs.open(first, "rb"))
+        table = read_shard(fs.unstrip_protocol(first))
         print("schema:\n  " + str(table.schema.remove_metadata()).replace("\n", "\n  "))
         for row in table.slice(0, args.rows).to_pylist():
             print("sample: {" + ", ".join(f"{k}: {_short(v)}" for k, v in row.items()) + "}")
         if prefix.startswith("rejects") and rows:
             reasons = collections.Counter()
             for s in shards:
-                reasons.update(pq.read_table(fs.open(f"{root}/{s['path']}", "rb"), columns=["reason"])
+                reasons.update(read_shard(fs.unstrip_protocol(f"{root}/{s['path']}"), columns=["reason"])
                                .column("reason").to_pylist())
             print("rejects by reason:")
             for reason, n in reasons.most_common():
