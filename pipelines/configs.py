@@ -28,6 +28,10 @@ from swemine.pipelines.options import bounded, option, tuples
 LLM_CACHE = os.path.join(os.path.expanduser("~"), ".cache", "swemine", "llm")
 
 
+class ConfigError(ValueError):
+    """A job's settings name something that is not there (``swemine run`` prints it in one line, exit 2)."""
+
+
 # -- shared parts ------------------------------------------------------------------------------------------------
 def _levels_arg(value: str) -> str:
     levels = [x.strip() for x in value.split(",") if x.strip()]
@@ -181,7 +185,7 @@ def _repo_folders(directory: str) -> list[str]:
     if not directory:
         return []
     if not os.path.isdir(directory):
-        raise ValueError(f"--repos {directory}: not a directory")
+        raise ConfigError(f"--repos {directory}: not a directory")
     return [os.path.abspath(os.path.join(directory, e)) for e in sorted(os.listdir(directory))
             if os.path.isdir(os.path.join(directory, e))]
 
@@ -292,11 +296,25 @@ class FimJob:
         """Every ``--source`` then every repository folder under ``--repos`` (sorted); stdlib when neither."""
         return [*self.sources, *_repo_folders(self.repos)] or ["stdlib"]
 
+    @staticmethod
+    def pinned(spec: str) -> str:
+        """``path@<rev>`` of a local git repository with ``rev`` a branch, tag or ``HEAD`` → ``path@<sha>`` (the run
+        config then names the exact commit, and a moved branch is a new run); any other spec as given."""
+        from swemine.corpora.git import resolve_commit
+
+        head, sep, rev = spec.rpartition("@")
+        if not sep or not head or not os.path.isdir(head):
+            return spec
+        sha = resolve_commit(head, rev)
+        if not sha:
+            raise ConfigError(f"--source {spec}: {head} has no commit {rev!r}")
+        return f"{head}@{sha}"
+
     def resolve(self) -> dict[str, Any]:
         from swemine.miners.fim.scoring import FimConfig
 
         fim = FimConfig(cross_file=not self.in_file_only, mixture=self.mixture_ratios())
-        config = {"repos": self.repo_specs(), "format": self.fim_format,
+        config = {"repos": [self.pinned(spec) for spec in self.repo_specs()], "format": self.fim_format,
                   "model_family": self.model_family if self.fim_format != "chat" else "",
                   "fim": dataclasses.asdict(fim), "max_file_bytes": self.max_file_bytes,
                   "filters": self.filters.resolve(), "special_tokens": self.special_tokens}
@@ -353,7 +371,7 @@ class TasksJob:
 
         specs = self.repo_specs()
         if not specs:
-            raise ValueError("swemine run tasks needs --repos DIR or at least one --repo")
+            raise ConfigError("swemine run tasks needs --repos DIR or at least one --repo")
         return {"repos": [{**s, "head": resolve_commit(s["spec"], self.rev)} for s in specs],
                 "issues": _abs_files(self.issues), "rev": self.rev, "mine": self.mine_config().as_dict(),
                 "localization": self.localization, "filters": self.filters.resolve()}

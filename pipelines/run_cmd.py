@@ -103,6 +103,7 @@ def check_inputs(name: str, job) -> str:
 
 def main(args: argparse.Namespace, beam_args: list[str]) -> int:
     from swemine.manifests.lock import LockError
+    from swemine.pipelines.configs import ConfigError
     from swemine.pipelines.runner import UsageError, unknown_beam_flags
 
     unknown = unknown_beam_flags(beam_args)
@@ -121,7 +122,7 @@ def main(args: argparse.Namespace, beam_args: list[str]) -> int:
         if problem:
             raise UsageError(problem)
         manifest = run_job(args.pipeline, job, output, beam_args, force, workers)
-    except (UsageError, LockError, FileNotFoundError) as err:
+    except (UsageError, ConfigError, LockError, FileNotFoundError) as err:
         print(f"swemine: error: {_first_line(err)}", file=sys.stderr)
         return 2
     except Exception as err:            # the Dataflow service (auth, buckets, submission): one line, not a trace

@@ -95,6 +95,15 @@ def test_fim_sources_and_a_folder_of_repositories(tmp_path):
     assert FimJob().repo_specs() == ["stdlib"]
 
 
+def test_a_source_at_a_branch_or_tag_is_pinned_to_its_commit(tmp_path):
+    repo = init_repo(str(tmp_path / "acme__calc"))
+    first = commit_files(repo, {"calc.py": "def add(a, b):\n    return a + b\n"}, "first")
+    second = commit_files(repo, {"calc.py": "def add(a, b):\n    return b + a\n"}, "second")
+    job = FimJob(sources=(f"{repo}@main", f"{repo}@HEAD~1", f"{repo}@{first[:7]}", "stdlib", str(repo)))
+    # the branch and relative revisions name commits; a path without @ and the stdlib stay as given
+    assert job.resolve()["repos"] == [f"{repo}@{second}", f"{repo}@{first}", f"{repo}@{first}", "stdlib", str(repo)]
+
+
 def test_job_values_from_flags():
     tasks = _job(["run", "tasks", "--no-verify-apply", "--test-rule", "spec/", "--test-rule", "*_spec.py"])
     assert tasks.mine_config().verify_apply is False and tasks.mine_config().test_rules == ("spec/", "*_spec.py")

@@ -81,3 +81,15 @@ def test_follow_symlinks_flag_reads_an_outside_file(tmp_path, capsys):
     assert main(["run", "trajectories", "--input", str(root), "--follow-symlinks",
                  "--output", str(tmp_path / "o2")]) == 0
     assert "outside_input" not in capsys.readouterr().out
+
+
+def test_settings_naming_nothing_are_one_line_errors(tmp_path, capsys):
+    from tests.gitutil import commit_files, init_repo
+
+    _one_line_error(capsys, main(["run", "tasks", "--output", str(tmp_path / "t")]), "needs --repos DIR")
+    repo = init_repo(str(tmp_path / "acme__calc"))
+    commit_files(repo, {"calc.py": "def add(a, b):\n    return a + b\n"}, "first")
+    rc = main(["run", "fim", "--source", f"{repo}@no-such-branch", "--output", str(tmp_path / "f")])
+    _one_line_error(capsys, rc, "has no commit 'no-such-branch'")
+    rc = main(["run", "fim", "--repos", str(tmp_path / "calc.py"), "--output", str(tmp_path / "f")])
+    _one_line_error(capsys, rc, "not a directory")
