@@ -123,20 +123,14 @@ def finalize_shards(output: str, schemas: Mapping[str, pa.Schema]) -> list[Shard
     return infos
 
 
-#: ``pq.read_table`` settings for a Python file object or buffer (see :func:`read_shard`)
-NO_THREADS = {"pre_buffer": False, "use_threads": False}
-
-
-def read_shard(url: str, columns: list[str] | None = None) -> pa.Table:
-    """One Parquet file at a local path or fsspec URL. A local file is read by pyarrow itself; anything else
-    through a Python file object without pyarrow's threads, which can outlive such a read and abort the
-    interpreter at exit ("terminate called without an active exception", exit 134, after the command has
-    printed its results)."""
-    fs, path = _fs_and_path(url)
+def read_shard(fs: fsspec.AbstractFileSystem, path: str, columns: list[str] | None = None) -> pa.Table:
+    """One Parquet file of ``fs``. A local file is read by pyarrow itself; anything else through a Python file
+    object without pyarrow's threads, which can outlive such a read and abort the interpreter at exit
+    ("terminate called without an active exception", exit 134, after the command has printed its results)."""
     if isinstance(fs, LocalFileSystem):
         return pq.read_table(path, columns=columns)
     with fs.open(path, "rb") as fh:
-        return pq.read_table(fh, columns=columns, **NO_THREADS)
+        return pq.read_table(fh, columns=columns, pre_buffer=False, use_threads=False)
 
 
 def read_rows(output: str, prefix: str) -> list[dict]:
@@ -144,5 +138,5 @@ def read_rows(output: str, prefix: str) -> list[dict]:
     fs, root = _fs_and_path(output)
     rows: list[dict] = []
     for path in sorted(fs.glob(f"{root}/{prefix}-*-of-*.parquet")):
-        rows.extend(read_shard(fs.unstrip_protocol(path)).to_pylist())
+        rows.extend(read_shard(fs, path).to_pylist())
     return rows

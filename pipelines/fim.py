@@ -223,7 +223,7 @@ def summarize(output: str, stages: dict) -> dict:
     cols: dict[str, list] = {f: [] for f in (*DIST_FIELDS, "fim_split")}
     fs, root = fsspec.core.url_to_fs(output)
     for path in sorted(fs.glob(f"{root}/{OUTPUT}-*-of-*.parquet")):
-        t = read_shard(fs.unstrip_protocol(path), columns=list(cols))
+        t = read_shard(fs, path, columns=list(cols))
         for f in cols:
             cols[f].extend(t.column(f).to_pylist())
     dist = {"all": {f: _percentiles(cols[f]) for f in DIST_FIELDS}}

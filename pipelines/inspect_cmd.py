@@ -34,14 +34,14 @@ def main(args) -> int:
         rows = sum(s["rows"] for s in shards)
         print(f"\n== {prefix}: {rows} rows in {len(shards)} shard(s)")
         first = f"{root}/{shards[0]['path']}"
-        table = read_shard(fs.unstrip_protocol(first))
+        table = read_shard(fs, first)
         print("schema:\n  " + str(table.schema.remove_metadata()).replace("\n", "\n  "))
         for row in table.slice(0, args.rows).to_pylist():
             print("sample: {" + ", ".join(f"{k}: {_short(v)}" for k, v in row.items()) + "}")
         if prefix.startswith("rejects") and rows:
             reasons = collections.Counter()
             for s in shards:
-                reasons.update(read_shard(fs.unstrip_protocol(f"{root}/{s['path']}"), columns=["reason"])
+                reasons.update(read_shard(fs, f"{root}/{s['path']}", columns=["reason"])
                                .column("reason").to_pylist())
             print("rejects by reason:")
             for reason, n in reasons.most_common():
