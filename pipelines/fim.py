@@ -37,7 +37,7 @@ from swemine.pipelines.filtering import apply_filters, contamination_summarizer,
 from swemine.pipelines.outputs import FIM as OUTPUT
 from swemine.pipelines.runner import Built, PipelineSpec, combine_summaries
 from swemine.pipelines.stage import FILTERED, Counters, apply_stage
-from swemine.pipelines.workers import broadcast, exchange, gather, owns
+from swemine.pipelines.workers import broadcast, exchange, gather, owns, unpack_group
 
 READ_STAGE = "fim_read"
 DIST_FIELDS = ("loc", "complexity", "inferability", "fim_score", "difficulty")
@@ -156,7 +156,7 @@ def _rationale_factory(llm: LLMConfig, critic_model: str):
 
 
 def _select_factory(cfg: FimConfig):
-    return lambda kv: select_repo(list(kv[1]), cfg, keep=owns)
+    return lambda kv: select_repo(unpack_group(kv[1]), cfg, keep=owns)
 
 
 def build(p, c: dict, job: FimJob) -> Built:

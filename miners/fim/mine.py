@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from swemine.corpora.records import Filtered, Reject, content_id, dumps_extra, make_filtered, make_reject
+from swemine.gcpause import paused_gc
 from swemine.miners.fim.formats import (
     FAMILIES,
     FIM_SPLITS,
@@ -31,7 +32,7 @@ from swemine.miners.fim.formats import (
 from swemine.miners.fim.graph import RepoGraph, build_graph
 from swemine.miners.fim.groups import select_groups
 from swemine.miners.fim.masking import FileText, Masked, MaskError, mask
-from swemine.miners.fim.parse import FileParser, FileStructure, FunctionInfo, paused_gc
+from swemine.miners.fim.parse import FileParser, FileStructure, FunctionInfo
 from swemine.miners.fim.scoring import FimConfig, Scored, file_in_bounds, select_singles
 
 SELECT_STAGE = "fim_select"
@@ -101,11 +102,19 @@ def _select_file(rg: RepoGraph, fs: FileStructure, cfg: FimConfig) -> FileSelect
     pairs, triples, g_skipped = select_groups(rg, fs, cfg, scores)
     for k, v in g_skipped.items():
         skipped[k] = skipped.get(k, 0) + v
-    targets = [Target("single", [rg.fn(s.nid)], s, [s]) for s in singles]
+    # what travels on is what the samples need: the targets' functions without their call sites and attribute
+    # uses (the graph's inputs, many small objects), and the structure without its functions
+    fn: dict[str, FunctionInfo] = {}
+
+    def bare(nid: str) -> FunctionInfo:
+        if nid not in fn:
+            fn[nid] = dataclasses.replace(rg.fn(nid), calls=[], self_reads=[], self_writes=[])
+        return fn[nid]
+
+    targets = [Target("single", [bare(s.nid)], s, [s]) for s in singles]
     for g in pairs + triples:
-        targets.append(Target(g.group_type, [rg.fn(m) for m in g.members], g.scored, g.member_scores, g.coupling))
+        targets.append(Target(g.group_type, [bare(m) for m in g.members], g.scored, g.member_scores, g.coupling))
     context = rg.dependencies(fs.path)[:cfg.repo_context_files] if targets else []
-    # the targets hold their FunctionInfos: the rest of the structure need not travel on
     slim = dataclasses.replace(fs, functions=[], classes=[], imports=[], star_imports=[])
     return FileSelection(fs.key, slim, rg.file_stats(fs.path), targets, skipped, context)
 

@@ -13,13 +13,12 @@ calls with argument kinds, and ``self.attr`` reads/writes.
 from __future__ import annotations
 
 import bisect
-import gc
 import hashlib
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from swemine.corpora.records import Reject, make_reject
+from swemine.gcpause import paused_gc
 
 STAGE = "fim_parse"
 
@@ -154,23 +153,6 @@ def count_lines(text: str) -> int:
     if not text:
         return 0
     return text.count("\n") + (0 if text.endswith("\n") else 1)
-
-
-@contextmanager
-def paused_gc():
-    """Pause Python's cyclic garbage collector for one bounded step (one file, one repo's selection).
-
-    The miner holds many small long-lived objects (structures, call sites); full collections triggered by
-    the allocations of a step rescan all of them and cost 15-25% of its CPU time (benchmarks/fim.py).
-    Reference counting still frees everything acyclic; the collector runs again after the step.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 class FileParser:
