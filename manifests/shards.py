@@ -16,8 +16,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import fsspec
 import pyarrow as pa
@@ -28,6 +29,7 @@ from swemine.corpora.records import conform, schema_fingerprint, sha256_file
 
 TMP_DIR = "_tmp"
 SORT_FIELDS = ("record_id", "source_uri", "source_locator")
+ROW_GROUP_ROWS = 1000
 _BUCKET_RE = re.compile(r"^(?P<prefix>.+)\.bucket-(?P<bucket>\d{5})\.parquet$")
 
 
@@ -42,15 +44,24 @@ def _fs_and_path(url: str) -> tuple[fsspec.AbstractFileSystem, str]:
     return fs, path
 
 
-def write_table_atomic(table: pa.Table, url: str, row_group_size: int = 1000) -> None:
+def write_table_atomic(table: pa.Table, url: str, row_group_size: int = ROW_GROUP_ROWS) -> None:
     """Write ``table`` as zstd Parquet to ``url`` through a temporary name and a rename."""
+    write_tables_atomic(table.schema, [table], url, row_group_size)
+
+
+def write_tables_atomic(schema: pa.Schema, tables: Iterable[pa.Table], url: str,
+                        row_group_size: int = ROW_GROUP_ROWS) -> None:
+    """Write ``tables`` one after another as one zstd Parquet file at ``url``, through a temporary name and a
+    rename; the bytes are those of one ``write_table`` of their concatenation when every table but the last
+    has a multiple of ``row_group_size`` rows."""
     fs, path = _fs_and_path(url)
     parent = os.path.dirname(path)
     if parent:
         fs.makedirs(parent, exist_ok=True)
     tmp = f"{path}.inprogress-{os.getpid()}"
-    with fs.open(tmp, "wb") as fh:
-        pq.write_table(table, fh, compression="zstd", row_group_size=row_group_size)
+    with fs.open(tmp, "wb") as fh, pq.ParquetWriter(fh, schema, compression="zstd") as writer:
+        for table in tables:
+            writer.write_table(table, row_group_size=row_group_size)
     fs.mv(tmp, path)
 
 
@@ -60,13 +71,38 @@ def row_order(schema: pa.Schema) -> list[str]:
     return [f for f in SORT_FIELDS if f in schema.names]
 
 
+def row_key(schema: pa.Schema, row: Mapping) -> tuple[str, ...]:
+    """``row``'s place in its bucket (:func:`row_order`; a missing or null value sorts as "")."""
+    return tuple(row.get(f) or "" for f in row_order(schema))
+
+
+def bucket_tables(schema: pa.Schema, keyed: Iterable[tuple[tuple, Any]], load: Callable[[Any], Mapping]
+                  ) -> Iterator[pa.Table]:
+    """The rows of ``(row_key, item)`` pairs in key order, as tables of :data:`ROW_GROUP_ROWS` rows (one row
+    group each): ``load(item)`` makes an item a record only when its table is built, so a bucket of packed
+    records never holds more than one row group's records."""
+    ordered = sorted(keyed, key=lambda kv: kv[0])
+    for start in range(0, len(ordered), ROW_GROUP_ROWS):
+        chunk = ordered[start:start + ROW_GROUP_ROWS]
+        yield pa.Table.from_pylist([conform(schema, load(item)) for _, item in chunk], schema=schema)
+
+
+def bucket_url(output: str, prefix: str, bucket: int, suffix: str = "parquet") -> str:
+    """Where bucket ``bucket`` of ``prefix`` is written before :func:`finalize_shards`."""
+    return f"{output.rstrip('/')}/{TMP_DIR}/{prefix.replace('/', '__')}.bucket-{bucket:05d}.{suffix}"
+
+
 def write_bucket(output: str, prefix: str, bucket: int, schema: pa.Schema, rows: Iterable[Mapping]) -> str:
     """Write one bucket's rows, sorted (:func:`row_order`), to ``<output>/_tmp/<prefix>.bucket-NNNNN.parquet``."""
-    fields = row_order(schema)
-    ordered = sorted((conform(schema, r) for r in rows), key=lambda r: tuple(r[f] or "" for f in fields))
-    table = pa.Table.from_pylist(ordered, schema=schema)
-    url = f"{output.rstrip('/')}/{TMP_DIR}/{prefix.replace('/', '__')}.bucket-{bucket:05d}.parquet"
-    write_table_atomic(table, url)
+    return write_keyed_bucket(output, prefix, bucket, schema, ((row_key(schema, r), r) for r in rows), lambda r: r)
+
+
+def write_keyed_bucket(output: str, prefix: str, bucket: int, schema: pa.Schema,
+                       keyed: Iterable[tuple[tuple, Any]], load: Callable[[Any], Mapping]) -> str:
+    """:func:`write_bucket` of ``(row_key, item)`` pairs whose items ``load`` makes records (see
+    :func:`bucket_tables`)."""
+    url = bucket_url(output, prefix, bucket)
+    write_tables_atomic(schema, bucket_tables(schema, keyed, load), url)
     return url
 
 
@@ -106,7 +142,7 @@ def finalize_shards(output: str, schemas: Mapping[str, pa.Schema]) -> list[Shard
             fs.rm(old)
         buckets = sorted(found[prefix])
         if not buckets:
-            empty = f"{output.rstrip('/')}/{TMP_DIR}/{prefix.replace('/', '__')}.bucket-00000.parquet"
+            empty = bucket_url(output, prefix, 0)
             write_table_atomic(schema.empty_table(), empty)
             buckets = [_fs_and_path(empty)[1]]
         total = len(buckets)

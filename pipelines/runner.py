@@ -26,12 +26,13 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from swemine.corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
 from swemine.manifests import manifest as mf
 from swemine.manifests.lock import output_lock
-from swemine.manifests.shards import TMP_DIR, bucket_of, finalize_shards
+from swemine.manifests.shards import TMP_DIR, bucket_of, finalize_shards, row_key
 from swemine.pipelines import dataflow
 from swemine.pipelines import workers as pipeline_workers
 from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
 from swemine.pipelines.outputs import REJECTS as REJECTS_PREFIX
 from swemine.pipelines.stage import pack, unpack
+from swemine.runtime import keep_freed_memory
 
 log = logging.getLogger("swemine")
 
@@ -125,7 +126,9 @@ def beam_options(beam_args: list[str] | None) -> PipelineOptions:
 
 class WriteShards(beam.PTransform):
     """Stamp the run's ``config_hash`` on every record, bucket records by id and write each bucket as one
-    Parquet file under ``<output>/_tmp``. Records cross the shuffle packed (:func:`~swemine.pipelines.stage.pack`)."""
+    Parquet file under ``<output>/_tmp``. Records cross the shuffle packed (:func:`~swemine.pipelines.stage.pack`)
+    beside their place in the bucket (:func:`~swemine.manifests.shards.row_key`): the writer sorts the keys and
+    unpacks one row group's records at a time."""
 
     def __init__(self, output: str, prefix: str, schema: pa.Schema, num_buckets: int, config_hash: str = ""):
         super().__init__()
@@ -138,9 +141,9 @@ class WriteShards(beam.PTransform):
         stamped = "config_hash" in schema.names
         return (pcoll
                 | "Key" >> beam.Map(lambda r: (bucket_of(r["record_id"], n),
-                                               pack({**r, "config_hash": stamp} if stamped else r)))
+                                               (row_key(schema, r), pack({**r, "config_hash": stamp} if stamped else r))))
                 | "Group" >> beam.GroupByKey()
-                | "Write" >> beam.MapTuple(lambda b, rows: write(output, prefix, b, schema, map(unpack, rows))))
+                | "Write" >> beam.MapTuple(lambda b, keyed: write(output, prefix, b, schema, keyed, unpack)))
 
 
 def _default_buckets(inputs: list[dict]) -> int:
@@ -165,11 +168,16 @@ def _run(spec: PipelineSpec, output: str, beam_args: list[str] | None,
          inputs: list[dict]) -> tuple[list[tuple[str, int]], list[str]]:
     """Run the pipeline writing its buckets under ``output``; return its counters and :func:`stage_order`."""
     p, _ = construct(spec, output, beam_args, inputs)
-    if pipeline_workers.is_local(list(beam_args or [])):
-        _prompt_bundle_ends()
     result = p.run()
     result.wait_until_finish()
     return _counters(result), stage_order(p)
+
+
+def _tune_local_process() -> None:
+    """Settings for a run in this process (and its ``--workers``): bundles that end promptly, a heap that keeps
+    what it frees (:func:`swemine.runtime.keep_freed_memory`)."""
+    _prompt_bundle_ends()
+    keep_freed_memory()
 
 
 def _prompt_bundle_ends() -> None:
@@ -276,7 +284,10 @@ def _execute_locked(spec: PipelineSpec, output: str, beam_args: list[str] | None
     if fs.exists(f"{root}/{TMP_DIR}"):
         fs.rm(f"{root}/{TMP_DIR}", recursive=True)
     fs.makedirs(root, exist_ok=True)
-    parallel = workers > 1 and spec.partitionable and pipeline_workers.is_local(list(beam_args or []))
+    local = pipeline_workers.is_local(list(beam_args or []))
+    if local:
+        _tune_local_process()
+    parallel = workers > 1 and spec.partitionable and local
     inputs = mf.input_listing(spec.input_uris, hashed=not parallel)     # the workers hash their shares
     if parallel:
         counters, order, inputs = _run_workers(spec, output, beam_args, inputs, workers)

@@ -43,9 +43,15 @@ import apache_beam as beam
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from swemine.corpora.records import conform
-from swemine.gcpause import paused_gc
-from swemine.manifests.shards import TMP_DIR, row_order, write_bucket, write_table_atomic
+from swemine.manifests.shards import (
+    TMP_DIR,
+    bucket_tables,
+    bucket_url,
+    row_order,
+    write_keyed_bucket,
+    write_table_atomic,
+)
+from swemine.runtime import paused_gc
 
 log = logging.getLogger("swemine")
 
@@ -316,19 +322,22 @@ def merge_counters(per_worker: list[list[tuple[str, int]]]) -> list[tuple[str, i
     return sorted(total.items())
 
 
-def write_part(output: str, prefix: str, bucket: int, schema: pa.Schema, rows: Iterable[Mapping]) -> str:
-    """A worker's share of one bucket as an uncompressed Arrow IPC file (the merge sorts and compresses once)."""
-    table = pa.Table.from_pylist([conform(schema, r) for r in rows], schema=schema)
-    path = os.path.join(output, TMP_DIR, f"{prefix.replace('/', '__')}.bucket-{bucket:05d}.arrow")
+def write_part(output: str, prefix: str, bucket: int, schema: pa.Schema, keyed: Iterable[tuple[tuple, Any]],
+               load: Callable[[Any], Mapping]) -> str:
+    """A worker's share of one bucket (``(row_key, item)`` pairs, as
+    :func:`~swemine.manifests.shards.write_keyed_bucket` takes them) as an uncompressed Arrow IPC file (the merge
+    sorts and compresses once)."""
+    path = bucket_url(output, prefix, bucket, suffix="arrow")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
-        writer.write_table(table)
+        for table in bucket_tables(schema, keyed, load):
+            writer.write_table(table)
     return path
 
 
 def bucket_writer() -> Callable[..., str]:
     """How ``WriteShards`` writes a bucket: Parquet shards, or :func:`write_part` inside a ``--workers`` process."""
-    return write_bucket if _current is None else write_part
+    return write_keyed_bucket if _current is None else write_part
 
 
 def merge_buckets(root: str, n: int, output: str, schemas: dict[str, pa.Schema]) -> None:

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from swemine.corpora.records import Filtered, Reject, content_id, dumps_extra, make_filtered, make_reject
-from swemine.gcpause import paused_gc
 from swemine.miners.fim.formats import (
     FAMILIES,
     FIM_SPLITS,
@@ -34,6 +33,7 @@ from swemine.miners.fim.groups import select_groups
 from swemine.miners.fim.masking import FileText, Masked, MaskError, mask
 from swemine.miners.fim.parse import FileParser, FileStructure, FunctionInfo
 from swemine.miners.fim.scoring import FimConfig, Scored, file_in_bounds, select_singles
+from swemine.runtime import paused_gc
 
 SELECT_STAGE = "fim_select"
 EMIT_STAGE = "fim_emit"

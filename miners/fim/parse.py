@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from swemine.corpora.records import Reject, make_reject
-from swemine.gcpause import paused_gc
+from swemine.runtime import paused_gc
 
 STAGE = "fim_parse"
 
