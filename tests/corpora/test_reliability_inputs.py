@@ -10,7 +10,7 @@ import pathlib
 import pytest
 import zstandard
 
-from swemine.corpora.inputs import expand_inputs, iter_documents, repair_surrogates
+from swemine.corpora.inputs import expand_inputs, iter_documents, read_bytes, repair_surrogates
 from swemine.corpora.normalize import normalize_paths, read_unit
 from swemine.corpora.records import Info, Reject
 from swemine.pipelines import runner, trajectories
@@ -137,3 +137,13 @@ def test_streamed_jsonl_rejects_an_overlong_line_alone(tmp_path):
     out = list(read_unit(expand_inputs([str(path)])[0], max_bytes=4096))
     assert [(r["reason"], r["source_locator"]) for r in out if isinstance(r, Reject)] == [("too_large", "line:2")]
     assert [r["source_locator"] for r in out if not isinstance(r, Reject)] == ["line:1", "line:3"]
+
+
+@pytest.mark.parametrize("suffix,pack", [("", bytes), (".gz", gzip.compress), (".zst", zstandard.compress)])
+def test_read_bytes_returns_the_file_and_refuses_past_the_limit(tmp_path, suffix, pack):
+    data = b'{"k": "' + b"x" * 5000 + b'"}'
+    path = tmp_path / f"doc.json{suffix}"
+    path.write_bytes(pack(data))
+    assert read_bytes(str(path), max_bytes=len(data)) == data
+    with pytest.raises(ValueError, match="limit"):
+        read_bytes(str(path), max_bytes=len(data) - 1)
