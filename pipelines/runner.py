@@ -8,6 +8,7 @@ writing (the one place every record gets the run's ``config_hash``), counters â†
 """
 from __future__ import annotations
 
+import contextlib
 import logging
 import math
 import os
@@ -32,7 +33,7 @@ from swemine.pipelines import workers as pipeline_workers
 from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
 from swemine.pipelines.outputs import REJECTS as REJECTS_PREFIX
 from swemine.pipelines.stage import pack, unpack
-from swemine.runtime import keep_freed_memory
+from swemine.runtime import batch_gc, keep_freed_memory
 
 log = logging.getLogger("swemine")
 
@@ -173,11 +174,15 @@ def _run(spec: PipelineSpec, output: str, beam_args: list[str] | None,
     return _counters(result), stage_order(p)
 
 
-def _tune_local_process() -> None:
+@contextlib.contextmanager
+def _local_settings():
     """Settings for a run in this process (and its ``--workers``): bundles that end promptly, a heap that keeps
-    what it frees (:func:`swemine.runtime.keep_freed_memory`)."""
+    what it frees (:func:`swemine.runtime.keep_freed_memory`) and, while the run lasts, a garbage collector
+    that seldom runs (:func:`swemine.runtime.batch_gc`)."""
     _prompt_bundle_ends()
     keep_freed_memory()
+    with batch_gc():
+        yield
 
 
 def _prompt_bundle_ends() -> None:
@@ -285,14 +290,13 @@ def _execute_locked(spec: PipelineSpec, output: str, beam_args: list[str] | None
         fs.rm(f"{root}/{TMP_DIR}", recursive=True)
     fs.makedirs(root, exist_ok=True)
     local = pipeline_workers.is_local(list(beam_args or []))
-    if local:
-        _tune_local_process()
     parallel = workers > 1 and spec.partitionable and local
     inputs = mf.input_listing(spec.input_uris, hashed=not parallel)     # the workers hash their shares
-    if parallel:
-        counters, order, inputs = _run_workers(spec, output, beam_args, inputs, workers)
-    else:
-        counters, order = _run(spec, output, beam_args, inputs)
+    with _local_settings() if local else contextlib.nullcontext():
+        if parallel:
+            counters, order, inputs = _run_workers(spec, output, beam_args, inputs, workers)
+        else:
+            counters, order = _run(spec, output, beam_args, inputs)
     stages = mf.stage_counters(counters)
     infos = finalize_shards(output, _schemas(spec))
     extra = {"stage_order": order, **(spec.summarize(output, stages) if spec.summarize else {})}

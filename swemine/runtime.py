@@ -11,6 +11,7 @@ _M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
 HEAP_KEEP_BYTES = 1 << 30          # freed memory the heap keeps instead of returning it to the OS
 HEAP_TOP_PAD = 256 << 20           # extra bytes the heap grows by, and keeps, each time it grows
 MMAP_THRESHOLD = 32 << 20          # larger blocks only get their own mapping (glibc's maximum)
+BATCH_GC_THRESHOLD = (50_000, 50, 100)   # gen-0 allocations, gen-0 and gen-1 collections before the next generation
 
 
 @contextmanager
@@ -30,6 +31,21 @@ def paused_gc():
     finally:
         if enabled:
             gc.enable()
+
+
+@contextmanager
+def batch_gc(threshold: tuple[int, int, int] = BATCH_GC_THRESHOLD):
+    """Run the cyclic garbage collector seldom while the block lasts, then restore its thresholds.
+
+    With the default (700, 10, 10) a run collects hundreds of times and makes a full pass over every live
+    object whenever the heap has grown by a quarter: 0.3 s of a 6.5 s FIM run over the standard library, ten
+    times what it costs with :data:`BATCH_GC_THRESHOLD`. Cyclic garbage still gets collected, later."""
+    old = gc.get_threshold()
+    gc.set_threshold(*threshold)
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
 
 
 def keep_freed_memory() -> bool:
