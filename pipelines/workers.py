@@ -182,15 +182,15 @@ def _load_all(path: str, batch: int = 1000) -> Iterator[Any]:
     paused (records such as a repository's FIM structures are many small objects: loading them with it running
     takes 4x as long)."""
     with open(path, "rb") as fh:
-        while True:
+        done = False
+        while not done:
             records = []
             with paused_gc():
                 try:
                     while len(records) < batch:
                         records.append(pickle.load(fh))
                 except EOFError:
-                    yield from records
-                    return
+                    done = True
             yield from records
 
 

@@ -15,7 +15,7 @@ from swemine.corpora.records import (
     to_table,
 )
 from swemine.manifests import manifest as mf
-from swemine.manifests.shards import bucket_of, finalize_shards, read_rows, write_bucket
+from swemine.manifests.shards import bucket_of, bucket_tables, finalize_shards, read_rows, row_key, write_bucket
 
 
 def _task(i):
@@ -99,3 +99,30 @@ def test_same_size_edit_of_an_input_invalidates_the_run(tmp_path):
     os.utime(inp, ns=(1, 1))
     inp.write_text('{"a": 2}')
     assert not mf.is_complete(out, h)
+
+
+def test_a_bucket_is_written_a_row_group_at_a_time_with_the_bytes_of_one_write(tmp_path):
+    rows = [_task(i) for i in range(2500)]
+    url = write_bucket(str(tmp_path / "a"), "tasks/train", 0, TASK_SCHEMA, reversed(rows))
+    ordered = sorted(rows, key=lambda r: r["record_id"])
+    pq.write_table(pa.Table.from_pylist(ordered, schema=TASK_SCHEMA), str(tmp_path / "one.parquet"),
+                   compression="zstd", row_group_size=1000)
+    assert open(url, "rb").read() == (tmp_path / "one.parquet").read_bytes()
+    meta = pq.read_metadata(url)
+    assert (meta.num_row_groups, [meta.row_group(i).num_rows for i in range(3)]) == (3, [1000, 1000, 500])
+
+
+def test_packed_rows_are_loaded_only_when_their_row_group_is_built(tmp_path):
+    rows = [_task(i) for i in range(2100)]
+    loaded = []
+
+    def load(i):
+        loaded.append(i)
+        return rows[i]
+
+    keyed = [(row_key(TASK_SCHEMA, r), i) for i, r in enumerate(rows)]
+    sizes = []
+    for table in bucket_tables(TASK_SCHEMA, keyed, load):
+        sizes.append((table.num_rows, len(loaded)))
+    assert sizes == [(1000, 1000), (1000, 2000), (100, 2100)]
+    assert sorted(loaded) == list(range(2100))

@@ -111,3 +111,18 @@ def test_a_failing_worker_fails_the_run_without_hanging_the_others(tmp_path):
     with pytest.raises(RuntimeError, match="boom in worker 1"):
         runner.execute(spec, str(tmp_path / "out"), workers=2)
     assert not os.path.exists(tmp_path / "out" / "manifest.json")
+
+
+def test_spilled_records_load_in_batches_with_the_collector_running_between(tmp_path):
+    import gc
+    import pickle
+
+    records = [{"i": i, "calls": [(i, j) for j in range(3)]} for i in range(5)]
+    path = tmp_path / "to-0.from-1.x.pkl"
+    with open(path, "wb") as fh:
+        for r in records:
+            pickle.dump(r, fh)
+    states = [gc.isenabled() for _ in workers._load_all(str(path), batch=2)]
+    assert list(workers._load_all(str(path), batch=2)) == records
+    assert states == [True] * 5 and gc.isenabled()
+    assert workers.unpack_group([pickle.dumps(r) for r in records]) == records
