@@ -13,6 +13,8 @@ run's CPU seconds over (the launching process's CPU + the workers' CPU / N), the
 from __future__ import annotations
 
 import argparse
+import ctypes
+import ctypes.util
 import os
 import pathlib
 import resource
@@ -35,6 +37,15 @@ def _children_cpu() -> float:
     return ru.ru_utime + ru.ru_stime
 
 
+def cold_heap() -> None:
+    """Hand the memory earlier runs freed back to the OS (glibc ``malloc_trim``). A run keeps what it frees
+    (:func:`swemine.runtime.keep_freed_memory`), so without this the one-worker runs, made in this process, would
+    reuse pages the earlier runs faulted in, while forked workers and a real ``swemine run`` start without them."""
+    trim = getattr(ctypes.CDLL(ctypes.util.find_library("c")), "malloc_trim", None)
+    if trim is not None:
+        trim(0)
+
+
 def timed_runs(spec, out: str, n: int, repeat: int) -> tuple[dict[int, list[float]], dict[int, list[float]]]:
     """Wall seconds and CPU critical paths of ``repeat`` alternating runs with 1 and ``n`` workers; shards must
     match every time."""
@@ -43,6 +54,7 @@ def timed_runs(spec, out: str, n: int, repeat: int) -> tuple[dict[int, list[floa
     reference = None
     for _ in range(repeat):
         for workers in (1, n):
+            cold_heap()
             t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()
             manifest = runner.execute(spec, out, force=True, workers=workers)
             walls[workers].append(time.perf_counter() - t0)
