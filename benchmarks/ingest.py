@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import ctypes
+import ctypes.util
 import json
 import os
 import pathlib
@@ -93,11 +95,21 @@ def floor(root: pathlib.Path) -> int:
     return docs
 
 
+def cold_heap() -> None:
+    """Hand the memory earlier runs freed back to the OS (glibc ``malloc_trim``). A run keeps what it frees
+    (:func:`swemine.runtime.keep_freed_memory`), so without this a run made in this process after another would
+    reuse pages the earlier one faulted in, while forked workers and a real ``swemine run`` start without them."""
+    trim = getattr(ctypes.CDLL(ctypes.util.find_library("c")), "malloc_trim", None)
+    if trim is not None:
+        trim(0)
+
+
 def pipeline(root: pathlib.Path, out: pathlib.Path, scrub: bool = False) -> dict:
     """Run the real trajectories pipeline over ``root`` into ``out`` (scrubbing secrets or not); returns the
     manifest."""
     spec = trajectories.build_spec(TrajectoriesJob(inputs=(str(root),),
                                                    filters=FilterConfig(scrub_secrets="scrub" if scrub else "off")))
+    cold_heap()
     return runner.execute(spec, str(out), ["--direct_num_workers=1"], force=True)
 
 

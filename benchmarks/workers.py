@@ -13,8 +13,6 @@ run's CPU seconds over (the launching process's CPU + the workers' CPU / N), the
 from __future__ import annotations
 
 import argparse
-import ctypes
-import ctypes.util
 import os
 import pathlib
 import resource
@@ -25,7 +23,7 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
-from benchmarks.ingest import default_corpora, replicate  # noqa: E402
+from benchmarks.ingest import cold_heap, default_corpora, replicate  # noqa: E402
 from swemine.pipelines import fim, runner, trajectories  # noqa: E402
 from swemine.pipelines.configs import FimJob, TrajectoriesJob  # noqa: E402
 
@@ -35,15 +33,6 @@ TARGET = 1.6
 def _children_cpu() -> float:
     ru = resource.getrusage(resource.RUSAGE_CHILDREN)
     return ru.ru_utime + ru.ru_stime
-
-
-def cold_heap() -> None:
-    """Hand the memory earlier runs freed back to the OS (glibc ``malloc_trim``). A run keeps what it frees
-    (:func:`swemine.runtime.keep_freed_memory`), so without this the one-worker runs, made in this process, would
-    reuse pages the earlier runs faulted in, while forked workers and a real ``swemine run`` start without them."""
-    trim = getattr(ctypes.CDLL(ctypes.util.find_library("c")), "malloc_trim", None)
-    if trim is not None:
-        trim(0)
 
 
 def timed_runs(spec, out: str, n: int, repeat: int) -> tuple[dict[int, list[float]], dict[int, list[float]]]:
