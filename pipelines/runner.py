@@ -176,24 +176,30 @@ def _run(spec: PipelineSpec, output: str, beam_args: list[str] | None,
 
 @contextlib.contextmanager
 def _local_settings():
-    """Settings for a run in this process (and its ``--workers``): bundles that end promptly, a heap that keeps
-    what it frees (:func:`swemine.runtime.keep_freed_memory`) and, while the run lasts, a garbage collector
-    that seldom runs (:func:`swemine.runtime.batch_gc`)."""
-    _prompt_bundle_ends()
+    """Settings for a run in this process (and its ``--workers``): a heap that keeps what it frees
+    (:func:`swemine.runtime.keep_freed_memory`) and, while the run lasts, a garbage collector that seldom runs
+    (:func:`swemine.runtime.batch_gc`) and bundles that end promptly."""
     keep_freed_memory()
-    with batch_gc():
+    with batch_gc(), _prompt_bundle_ends():
         yield
 
 
-def _prompt_bundle_ends() -> None:
-    """Make the in-process SDK harness end bundles promptly. Its state sampler thread sleeps between samples,
-    the sleep growing to 200 ms, and every bundle's end joins that thread: a local run of 15-20 bundles sat idle
-    for 0.2-0.4 s. Sampling at most every :data:`LOCAL_SAMPLING_MS` keeps the samples and ends bundles at once."""
+@contextlib.contextmanager
+def _prompt_bundle_ends():
+    """While the block lasts, the in-process SDK harness ends bundles promptly. Its state sampler thread sleeps
+    between samples, the sleep growing to 200 ms, and every bundle's end joins that thread: a local run of 15-20
+    bundles sat idle for 0.2-0.4 s. Sampling at most every :data:`LOCAL_SAMPLING_MS` keeps the samples and ends
+    bundles at once."""
     from apache_beam.runners.worker import statesampler
 
     init = statesampler.StateSampler.__init__
-    if init.__defaults__ == (statesampler.DEFAULT_SAMPLING_PERIOD_MS,):
+    old = init.__defaults__
+    if old == (statesampler.DEFAULT_SAMPLING_PERIOD_MS,):
         init.__defaults__ = (LOCAL_SAMPLING_MS,)
+    try:
+        yield
+    finally:
+        init.__defaults__ = old
 
 
 def _run_workers(spec: PipelineSpec, output: str, beam_args: list[str] | None, inputs: list[dict],
