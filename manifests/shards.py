@@ -71,9 +71,10 @@ def row_order(schema: pa.Schema) -> list[str]:
     return [f for f in SORT_FIELDS if f in schema.names]
 
 
-def row_key(schema: pa.Schema, row: Mapping) -> tuple[str, ...]:
-    """``row``'s place in its bucket (:func:`row_order`; a missing or null value sorts as "")."""
-    return tuple(row.get(f) or "" for f in row_order(schema))
+def row_key(fields: list[str], row: Mapping) -> tuple[str, ...]:
+    """``row``'s place in its bucket: its values of ``fields`` (the schema's :func:`row_order`, taken once per
+    bucket or output, not per row); a missing or null value sorts as ""."""
+    return tuple(row.get(f) or "" for f in fields)
 
 
 def bucket_tables(schema: pa.Schema, keyed: Iterable[tuple[tuple, Any]], load: Callable[[Any], Mapping]
@@ -94,7 +95,8 @@ def bucket_url(output: str, prefix: str, bucket: int, suffix: str = "parquet") -
 
 def write_bucket(output: str, prefix: str, bucket: int, schema: pa.Schema, rows: Iterable[Mapping]) -> str:
     """Write one bucket's rows, sorted (:func:`row_order`), to ``<output>/_tmp/<prefix>.bucket-NNNNN.parquet``."""
-    return write_keyed_bucket(output, prefix, bucket, schema, ((row_key(schema, r), r) for r in rows), lambda r: r)
+    fields = row_order(schema)
+    return write_keyed_bucket(output, prefix, bucket, schema, ((row_key(fields, r), r) for r in rows), lambda r: r)
 
 
 def write_keyed_bucket(output: str, prefix: str, bucket: int, schema: pa.Schema,

@@ -27,7 +27,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from swemine.corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
 from swemine.manifests import manifest as mf
 from swemine.manifests.lock import output_lock
-from swemine.manifests.shards import TMP_DIR, bucket_of, finalize_shards, row_key
+from swemine.manifests.shards import TMP_DIR, bucket_of, finalize_shards, row_key, row_order
 from swemine.pipelines import dataflow
 from swemine.pipelines import workers as pipeline_workers
 from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
@@ -139,10 +139,10 @@ class WriteShards(beam.PTransform):
     def expand(self, pcoll):
         n, output, prefix, schema, stamp = self.num_buckets, self.output, self.prefix, self.schema, self.config_hash
         write = pipeline_workers.bucket_writer()
-        stamped = "config_hash" in schema.names
+        stamped, fields = "config_hash" in schema.names, row_order(schema)
         return (pcoll
                 | "Key" >> beam.Map(lambda r: (bucket_of(r["record_id"], n),
-                                               (row_key(schema, r), pack({**r, "config_hash": stamp} if stamped else r))))
+                                               (row_key(fields, r), pack({**r, "config_hash": stamp} if stamped else r))))
                 | "Group" >> beam.GroupByKey()
                 | "Write" >> beam.MapTuple(lambda b, keyed: write(output, prefix, b, schema, keyed, unpack)))
 

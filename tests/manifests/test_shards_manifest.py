@@ -15,7 +15,15 @@ from swemine.corpora.records import (
     to_table,
 )
 from swemine.manifests import manifest as mf
-from swemine.manifests.shards import bucket_of, bucket_tables, finalize_shards, read_rows, row_key, write_bucket
+from swemine.manifests.shards import (
+    bucket_of,
+    bucket_tables,
+    finalize_shards,
+    read_rows,
+    row_key,
+    row_order,
+    write_bucket,
+)
 
 
 def _task(i):
@@ -120,7 +128,7 @@ def test_packed_rows_are_loaded_only_when_their_row_group_is_built(tmp_path):
         loaded.append(i)
         return rows[i]
 
-    keyed = [(row_key(TASK_SCHEMA, r), i) for i, r in enumerate(rows)]
+    keyed = [(row_key(row_order(TASK_SCHEMA), r), i) for i, r in enumerate(rows)]
     sizes = []
     for table in bucket_tables(TASK_SCHEMA, keyed, load):
         sizes.append((table.num_rows, len(loaded)))
