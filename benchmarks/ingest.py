@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import ctypes
-import ctypes.util
 import json
 import os
 import pathlib
@@ -35,6 +33,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 from swemine.corpora.inputs import expand_inputs, read_bytes  # noqa: E402
 from swemine.pipelines import runner, trajectories  # noqa: E402
 from swemine.pipelines.configs import FilterConfig, TrajectoriesJob  # noqa: E402
+from swemine.runtime import release_freed_memory  # noqa: E402
 
 TRAJECTORY_FOLDERS = ("moatless", "swe-agent", "mini-swe-agent", "openhands", "autocoderover", "who-and-when")
 TARGET = 0.5
@@ -95,21 +94,12 @@ def floor(root: pathlib.Path) -> int:
     return docs
 
 
-def cold_heap() -> None:
-    """Hand the memory earlier runs freed back to the OS (glibc ``malloc_trim``). A run keeps what it frees
-    (:func:`swemine.runtime.keep_freed_memory`), so without this a run made in this process after another would
-    reuse pages the earlier one faulted in, while forked workers and a real ``swemine run`` start without them."""
-    trim = getattr(ctypes.CDLL(ctypes.util.find_library("c")), "malloc_trim", None)
-    if trim is not None:
-        trim(0)
-
-
 def pipeline(root: pathlib.Path, out: pathlib.Path, scrub: bool = False) -> dict:
     """Run the real trajectories pipeline over ``root`` into ``out`` (scrubbing secrets or not); returns the
     manifest."""
     spec = trajectories.build_spec(TrajectoriesJob(inputs=(str(root),),
                                                    filters=FilterConfig(scrub_secrets="scrub" if scrub else "off")))
-    cold_heap()
+    release_freed_memory()        # as a fresh swemine run: nothing kept from the run before
     return runner.execute(spec, str(out), ["--direct_num_workers=1"], force=True)
 
 

@@ -23,9 +23,10 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
-from benchmarks.ingest import cold_heap, default_corpora, replicate  # noqa: E402
+from benchmarks.ingest import default_corpora, replicate  # noqa: E402
 from swemine.pipelines import fim, runner, trajectories  # noqa: E402
 from swemine.pipelines.configs import FimJob, TrajectoriesJob  # noqa: E402
+from swemine.runtime import release_freed_memory  # noqa: E402
 
 TARGET = 1.6
 
@@ -43,7 +44,7 @@ def timed_runs(spec, out: str, n: int, repeat: int) -> tuple[dict[int, list[floa
     reference = None
     for _ in range(repeat):
         for workers in (1, n):
-            cold_heap()
+            release_freed_memory()
             t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()
             manifest = runner.execute(spec, out, force=True, workers=workers)
             walls[workers].append(time.perf_counter() - t0)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import gc
 from contextlib import contextmanager
 
@@ -48,6 +49,15 @@ def batch_gc(threshold: tuple[int, int, int] = BATCH_GC_THRESHOLD):
         gc.set_threshold(*old)
 
 
+@functools.cache
+def _libc():
+    """The C library, or ``None`` where it cannot be loaded."""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c"))
+    except (OSError, TypeError):
+        return None
+
+
 def keep_freed_memory() -> bool:
     """Let glibc's heap keep the memory a run frees (up to :data:`HEAP_KEEP_BYTES`) instead of handing it back.
 
@@ -55,11 +65,17 @@ def keep_freed_memory() -> bool:
     plane); returned to the OS, each one is page-faulted in again on its next use: about a quarter of an
     ingest run's CPU was kernel time for 300,000 page faults (benchmarks/ingest.py). The cost is a resident
     size that stays near the run's peak. Returns False where the C library is not glibc (nothing changes)."""
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError, TypeError):
+    mallopt = getattr(_libc(), "mallopt", None)
+    if mallopt is None:
         return False
     return all(mallopt(param, value) == 1 for param, value in (
         (_M_MMAP_THRESHOLD, MMAP_THRESHOLD), (_M_TRIM_THRESHOLD, HEAP_KEEP_BYTES), (_M_TOP_PAD, HEAP_TOP_PAD)))
+
+
+def release_freed_memory() -> None:
+    """Hand the memory the heap kept back to the OS now (glibc ``malloc_trim``; nothing elsewhere). The
+    benchmarks call it before each timed run, so that a run made after another in the same process starts as
+    a fresh ``swemine run`` does."""
+    trim = getattr(_libc(), "malloc_trim", None)
+    if trim is not None:
+        trim(0)
