@@ -27,7 +27,7 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from swemine.corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
 from swemine.manifests import manifest as mf
 from swemine.manifests.lock import output_lock
-from swemine.manifests.shards import TMP_DIR, bucket_of, finalize_shards, row_key, row_order
+from swemine.manifests.shards import TMP_DIR, bucket_of, finalize_shards, row_key, row_order, write_keyed_bucket
 from swemine.pipelines import dataflow
 from swemine.pipelines import workers as pipeline_workers
 from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
@@ -129,7 +129,8 @@ class WriteShards(beam.PTransform):
     """Stamp the run's ``config_hash`` on every record, bucket records by id and write each bucket as one
     Parquet file under ``<output>/_tmp``. Records cross the shuffle packed (:func:`~swemine.pipelines.stage.pack`)
     beside their place in the bucket (:func:`~swemine.manifests.shards.row_key`): the writer sorts the keys and
-    unpacks one row group's records at a time."""
+    unpacks one row group's records at a time. Inside a ``--workers`` process there is no shuffle: records go
+    straight to :class:`~swemine.pipelines.workers.WriteParts`."""
 
     def __init__(self, output: str, prefix: str, schema: pa.Schema, num_buckets: int, config_hash: str = ""):
         super().__init__()
@@ -138,13 +139,14 @@ class WriteShards(beam.PTransform):
 
     def expand(self, pcoll):
         n, output, prefix, schema, stamp = self.num_buckets, self.output, self.prefix, self.schema, self.config_hash
-        write = pipeline_workers.bucket_writer()
-        stamped, fields = "config_hash" in schema.names, row_order(schema)
+        prepare = (lambda r: {**r, "config_hash": stamp}) if "config_hash" in schema.names else (lambda r: r)
+        if pipeline_workers.current() is not None:       # a --workers process: the merge sorts and writes
+            return pcoll | "WriteParts" >> beam.ParDo(pipeline_workers.WriteParts(output, prefix, schema, n, prepare))
+        fields = row_order(schema)
         return (pcoll
-                | "Key" >> beam.Map(lambda r: (bucket_of(r["record_id"], n),
-                                               (row_key(fields, r), pack({**r, "config_hash": stamp} if stamped else r))))
+                | "Key" >> beam.Map(lambda r: (bucket_of(r["record_id"], n), (row_key(fields, r), pack(prepare(r)))))
                 | "Group" >> beam.GroupByKey()
-                | "Write" >> beam.MapTuple(lambda b, keyed: write(output, prefix, b, schema, keyed, unpack)))
+                | "Write" >> beam.MapTuple(lambda b, keyed: write_keyed_bucket(output, prefix, b, schema, keyed, unpack)))
 
 
 def _default_buckets(inputs: list[dict]) -> int:

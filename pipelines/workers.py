@@ -17,9 +17,9 @@ from the launching process (so nothing is imported twice), working on its own pa
 - per-file work that needs a whole repository (the FIM graph) runs on every worker from broadcast
   structures, each keeping the files it :func:`owns`.
 
-Each worker writes its shard buckets under a scratch directory with the run's global bucket count; the merge
-concatenates bucket ``b`` of every worker, sorts it as the one-worker writer does (record id, provenance), writes
-the same bytes; counters are summed (the ``info.fanout`` flag: max). A worker that fails aborts the others.
+Each worker writes its records straight to per-bucket Arrow files (no shard shuffle: :class:`WriteParts`) with
+the run's global bucket count; the merge concatenates bucket ``b`` of every worker, sorts it as the one-worker
+writer does (record id, provenance), writes the same bytes; counters are summed (the ``info.fanout`` flag: max). A worker that fails aborts the others.
 """
 from __future__ import annotations
 
@@ -30,12 +30,14 @@ import logging
 import multiprocessing
 import os
 import pickle
+import re
 import shutil
 import tempfile
 import time
 import traceback
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,14 +45,8 @@ import apache_beam as beam
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from swemine.manifests.shards import (
-    TMP_DIR,
-    bucket_tables,
-    bucket_url,
-    row_order,
-    write_keyed_bucket,
-    write_table_atomic,
-)
+from swemine.corpora.records import conform
+from swemine.manifests.shards import ROW_GROUP_ROWS, TMP_DIR, bucket_of, bucket_url, row_order, write_tables_atomic
 from swemine.runtime import paused_gc
 
 log = logging.getLogger("swemine")
@@ -322,36 +318,74 @@ def merge_counters(per_worker: list[list[tuple[str, int]]]) -> list[tuple[str, i
     return sorted(total.items())
 
 
-def write_part(output: str, prefix: str, bucket: int, schema: pa.Schema, keyed: Iterable[tuple[tuple, Any]],
-               load: Callable[[Any], Mapping]) -> str:
-    """A worker's share of one bucket (``(row_key, item)`` pairs, as
-    :func:`~swemine.manifests.shards.write_keyed_bucket` takes them) as an uncompressed Arrow IPC file (the merge
-    sorts and compresses once)."""
-    path = bucket_url(output, prefix, bucket, suffix="arrow")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, schema) as writer:
-        for table in bucket_tables(schema, keyed, load):
-            writer.write_table(table)
-    return path
+class WriteParts(beam.DoFn):
+    """``WriteShards`` inside a ``--workers`` process, without its shuffle: each bundle's records go straight into
+    uncompressed Arrow IPC files, one per bucket (``<prefix>.bucket-NNNNN.<tag>.arrow`` under ``<output>/_tmp``);
+    :func:`merge_buckets` sorts every bucket and writes its Parquet shard once. ``prepare`` makes an incoming
+    record the stored one (the config hash stamp). At most :data:`ROW_GROUP_ROWS` records are held at a time."""
 
+    def __init__(self, output: str, prefix: str, schema: pa.Schema, num_buckets: int,
+                 prepare: Callable[[Mapping], Mapping]):
+        self.output, self.prefix, self.schema, self.num_buckets, self.prepare = output, prefix, schema, num_buckets, prepare
 
-def bucket_writer() -> Callable[..., str]:
-    """How ``WriteShards`` writes a bucket: Parquet shards, or :func:`write_part` inside a ``--workers`` process."""
-    return write_keyed_bucket if _current is None else write_part
+    def start_bundle(self):
+        self._rows: dict[int, list[dict]] = {}
+        self._held = 0
+        self._files: dict[int, tuple[str, Any, Any]] = {}
+        self._tag = uuid.uuid4().hex[:12]
+
+    def process(self, record):
+        self._rows.setdefault(bucket_of(record["record_id"], self.num_buckets), []).append(
+            conform(self.schema, self.prepare(record)))
+        self._held += 1
+        if self._held >= ROW_GROUP_ROWS:
+            self._flush()
+
+    def finish_bundle(self):
+        self._flush()
+        for path, sink, writer in self._files.values():
+            writer.close()
+            sink.close()
+            os.replace(path, path[:-len(".tmp")])
+
+    def _flush(self):
+        for bucket, rows in sorted(self._rows.items()):
+            if bucket not in self._files:
+                path = bucket_url(self.output, self.prefix, bucket, suffix=f"{self._tag}.arrow.tmp")
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                sink = pa.OSFile(path, "wb")
+                self._files[bucket] = (path, sink, pa.ipc.new_file(sink, self.schema))
+            self._files[bucket][2].write_table(pa.Table.from_pylist(rows, schema=self.schema))
+        self._rows, self._held = {}, 0
 
 
 def merge_buckets(root: str, n: int, output: str, schemas: dict[str, pa.Schema]) -> None:
-    """Bucket ``b`` of every worker → one bucket ``b`` under ``<output>/_tmp``, rows in the order of
-    :func:`swemine.manifests.shards.write_bucket` (same rows, same order, same bytes)."""
-    by_name: dict[str, list[str]] = {}
+    """The parts of bucket ``b`` from every worker (:class:`WriteParts`) → one bucket ``b`` under
+    ``<output>/_tmp``, rows in the order of :func:`swemine.manifests.shards.write_bucket` (same rows, same order,
+    same bytes). Buckets are merged ``n`` at a time (Arrow sorts and Parquet compresses outside the GIL)."""
+    by_bucket: dict[str, list[str]] = {}
     for k in range(n):
         for path in glob.glob(os.path.join(root, f"out-{k}", TMP_DIR, "*.bucket-*.arrow")):
-            by_name.setdefault(os.path.basename(path), []).append(path)
+            by_bucket.setdefault(_PART_RE.match(os.path.basename(path)).group("bucket"), []).append(path)
     prefixes = {prefix.replace("/", "__"): schema for prefix, schema in schemas.items()}
-    for name, paths in sorted(by_name.items()):
-        schema = prefixes[name.split(".bucket-")[0]]
-        table = pa.concat_tables([pa.ipc.open_file(pa.memory_map(p)).read_all() for p in sorted(paths)])
-        if table.num_rows:
-            keys = pa.table({f: table.column(f).fill_null("") for f in row_order(schema)})
-            table = table.take(pc.sort_indices(keys, sort_keys=[(f, "ascending") for f in keys.column_names]))
-        write_table_atomic(table.combine_chunks(), f"{output.rstrip('/')}/{TMP_DIR}/{name[:-len('.arrow')]}.parquet")
+    largest_first = sorted(by_bucket, key=lambda b: (-sum(os.path.getsize(p) for p in by_bucket[b]), b))
+    with ThreadPoolExecutor(max_workers=n) as pool:
+        done = [pool.submit(_merge_bucket, sorted(by_bucket[b]), prefixes[b.split(".bucket-")[0]],
+                            f"{output.rstrip('/')}/{TMP_DIR}/{b}.parquet") for b in largest_first]
+        for future in done:
+            future.result()
+
+
+_PART_RE = re.compile(r"^(?P<bucket>.+\.bucket-\d{5})\.[0-9a-f]+\.arrow$")
+
+
+def _merge_bucket(paths: list[str], schema: pa.Schema, url: str) -> None:
+    """One bucket's parts, sorted, as one Parquet file: row group ``g + 1`` is gathered in a thread while
+    the writer compresses row group ``g``."""
+    table = pa.concat_tables([pa.ipc.open_file(pa.memory_map(p)).read_all() for p in paths])
+    keys = pa.table({f: table.column(f).fill_null("") for f in row_order(schema)})
+    order = pc.sort_indices(keys, sort_keys=[(f, "ascending") for f in keys.column_names])
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        groups = [pool.submit(lambda s: table.take(order[s:s + ROW_GROUP_ROWS]).combine_chunks(), start)
+                  for start in range(0, table.num_rows, ROW_GROUP_ROWS)]
+        write_tables_atomic(schema, (g.result() for g in groups), url)

@@ -126,3 +126,34 @@ def test_spilled_records_load_in_batches_with_the_collector_running_between(tmp_
     assert list(workers._load_all(str(path), batch=2)) == records
     assert states == [True] * 5 and gc.isenabled()
     assert workers.unpack_group([pickle.dumps(r) for r in records]) == records
+
+
+def test_parts_from_many_bundles_merge_to_the_one_worker_bytes(tmp_path):
+    """Two workers' records, written by ``WriteParts`` in several bundles (flushing every row group's worth),
+    merge into the bytes ``write_bucket`` gives the same rows: 2,500 rows, three row groups, two buckets."""
+    import hashlib
+
+    import pyarrow as pa
+
+    from swemine.manifests.shards import ROW_GROUP_ROWS, bucket_of, write_bucket
+
+    schema = pa.schema([("record_id", pa.string()), ("source_uri", pa.string()), ("text", pa.string()),
+                        ("config_hash", pa.string())])
+    rows = [{"record_id": hashlib.sha1(str(i).encode()).hexdigest(), "source_uri": f"f{i % 7}", "text": "x" * (i % 50)}
+            for i in range(2500)]
+    stamp = lambda r: {**r, "config_hash": "h"}  # noqa: E731
+    for k, part in enumerate((rows[::2], rows[1::2])):
+        for bundle in (part[:700], part[700:]):        # bundles of 700 and 550 records
+            writer = workers.WriteParts(str(tmp_path / f"out-{k}"), "data/x", schema, 2, stamp)
+            writer.start_bundle()
+            for r in bundle:
+                writer.process(r)
+            writer.finish_bundle()
+    assert len(list(tmp_path.glob("out-*/_tmp/*.arrow"))) == 8 and not list(tmp_path.glob("out-*/_tmp/*.tmp"))
+    workers.merge_buckets(str(tmp_path), 2, str(tmp_path / "many"), {"data/x": schema})
+    for b in (0, 1):
+        mine = [stamp(r) for r in rows if bucket_of(r["record_id"], 2) == b]
+        assert len(mine) > ROW_GROUP_ROWS
+        expected = write_bucket(str(tmp_path / "one"), "data/x", b, schema, reversed(mine))
+        merged = tmp_path / "many" / "_tmp" / f"data__x.bucket-{b:05d}.parquet"
+        assert merged.read_bytes() == open(expected, "rb").read()
