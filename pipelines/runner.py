@@ -13,6 +13,7 @@ import logging
 import math
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -140,7 +141,7 @@ class WriteShards(beam.PTransform):
     def expand(self, pcoll):
         n, output, prefix, schema, stamp = self.num_buckets, self.output, self.prefix, self.schema, self.config_hash
         prepare = (lambda r: {**r, "config_hash": stamp}) if "config_hash" in schema.names else (lambda r: r)
-        if pipeline_workers.current() is not None:       # a --workers process: the merge sorts and writes
+        if pipeline_workers.writes_parts():               # a local run: the merge sorts and writes
             return pcoll | "WriteParts" >> beam.ParDo(pipeline_workers.WriteParts(output, prefix, schema, n, prepare))
         fields = row_order(schema)
         return (pcoll
@@ -204,16 +205,26 @@ def _prompt_bundle_ends():
         init.__defaults__ = old
 
 
-def _run_workers(spec: PipelineSpec, output: str, beam_args: list[str] | None, inputs: list[dict],
-                 n: int) -> tuple[list[tuple[str, int]], list[str], list[dict]]:
-    """``n`` partitions of the pipeline in ``n`` processes, their buckets merged into ``output``; the summed
-    counters, the (common) stage order and ``inputs`` with the sha256 the workers took of their shares."""
+def _run_local(spec: PipelineSpec, output: str, beam_args: list[str] | None, inputs: list[dict],
+               n: int) -> tuple[list[tuple[str, int]], list[str], list[dict]]:
+    """A run on a local runner: ``n`` partitions of the pipeline (``n`` forked processes, or this one) write
+    Arrow parts under a scratch folder, merged into ``output``'s buckets; returns the summed counters, the
+    (common) stage order and ``inputs`` with the sha256 the workers took of their shares."""
     def run_one(out: str):
         """One partition's run, plus the sha256 of its share of the input files (the manifest's listing)."""
         mine = pipeline_workers.share(inputs, weight=lambda i: i["bytes"] or 1)
         return _run(spec, out, beam_args, inputs), mf.input_hashes(mine)
 
-    root, results = pipeline_workers.run_partitioned(run_one, n)
+    with pipeline_workers.writing_parts():
+        if n > 1:
+            root, results = pipeline_workers.run_partitioned(run_one, n)
+        else:
+            root = tempfile.mkdtemp(prefix="swemine-parts-")
+            try:
+                results = [(_run(spec, os.path.join(root, "out-0"), beam_args, inputs), {})]
+            except BaseException:
+                shutil.rmtree(root, ignore_errors=True)
+                raise
     try:
         pipeline_workers.merge_buckets(root, n, output, _schemas(spec))
     finally:
@@ -301,8 +312,8 @@ def _execute_locked(spec: PipelineSpec, output: str, beam_args: list[str] | None
     parallel = workers > 1 and spec.partitionable and local
     inputs = mf.input_listing(spec.input_uris, hashed=not parallel)     # the workers hash their shares
     with _local_settings() if local else contextlib.nullcontext():
-        if parallel:
-            counters, order, inputs = _run_workers(spec, output, beam_args, inputs, workers)
+        if local:
+            counters, order, inputs = _run_local(spec, output, beam_args, inputs, workers if parallel else 1)
         else:
             counters, order = _run(spec, output, beam_args, inputs)
     stages = mf.stage_counters(counters)

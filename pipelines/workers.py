@@ -23,6 +23,7 @@ writer does (record id, provenance), writes the same bytes; counters are summed 
 """
 from __future__ import annotations
 
+import contextlib
 import glob
 import hashlib
 import itertools
@@ -65,6 +66,7 @@ class Partition:
 
 
 _current: Partition | None = None
+_writing_parts = False              # set for a local run: WriteShards writes Arrow parts, merge_buckets merges
 _exchanges = itertools.count()      # numbers the exchanges in build order: the same in every worker
 _last_done = None                   # the previous exchange's "done" output: each exchange waits after it
 
@@ -72,6 +74,23 @@ _last_done = None                   # the previous exchange's "done" output: eac
 def current() -> Partition | None:
     """The partition of the running worker, ``None`` in a one-worker run (and on Dataflow)."""
     return _current
+
+
+@contextlib.contextmanager
+def writing_parts():
+    """While the block lasts, pipelines built here write their shards as :class:`WriteParts` (a local run, one
+    worker or many, whose buckets :func:`merge_buckets` writes); elsewhere (Dataflow) ``WriteShards`` shuffles."""
+    global _writing_parts
+    before, _writing_parts = _writing_parts, True
+    try:
+        yield
+    finally:
+        _writing_parts = before
+
+
+def writes_parts() -> bool:
+    """True inside :func:`writing_parts`."""
+    return _writing_parts
 
 
 def slot(key: Any, count: int) -> int:
