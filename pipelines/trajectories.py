@@ -5,7 +5,7 @@ from swemine.corpora.inputs import expand_inputs
 from swemine.corpora.records import TRAJECTORY_SCHEMA
 from swemine.pipelines.configs import TrajectoriesJob
 from swemine.pipelines.filtering import apply_filters, contamination_summarizer
-from swemine.pipelines.fronts import read_tasks, read_trajectories, trajectories
+from swemine.pipelines.fronts import read_tasks, read_trajectory_records
 from swemine.pipelines.outputs import TRAJECTORIES
 from swemine.pipelines.runner import Built, PipelineSpec
 
@@ -20,8 +20,8 @@ def build_spec(job: TrajectoriesJob) -> PipelineSpec:
         if job.tasks:
             tasks, task_rejects = read_tasks(p, job.tasks)
             rejects.append(task_rejects)
-        groups, read_rejects = read_trajectories(p, job, tasks)
-        kept, filtered = apply_filters(trajectories(groups), "trajectory", config["filters"])
+        trajs, read_rejects = read_trajectory_records(p, job, tasks)
+        kept, filtered = apply_filters(trajs, "trajectory", config["filters"])
         return Built(outputs={TRAJECTORIES: kept}, rejects=read_rejects + rejects, filtered=[filtered])
 
     return PipelineSpec(name="trajectories", config=config, outputs={TRAJECTORIES: TRAJECTORY_SCHEMA}, build=build,
