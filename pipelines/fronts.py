@@ -156,7 +156,7 @@ class _JoinEach(_Join):
 
     def process(self, kv, labels, tasks=()):
         if self._index is None:
-            self._index = (_by_key(labels), _by_key(tasks))
+            self._index = (_by_key(map(unpack, labels)), _by_key(map(unpack, tasks)))
         iid, packed = kv
         grouped = {"trajs": [packed], "labels": self._index[0].get(iid, ()), "tasks": self._index[1].get(iid, ())}
         yield from self._group(iid, grouped)["trajs"]
@@ -188,12 +188,14 @@ class _UnusedTasks(beam.DoFn):
 def read_trajectory_records(p: beam.Pipeline, source, tasks=None):
     """The trajectory records of ``source`` joined with run labels and ``tasks`` as :func:`read_trajectories`
     joins them, for a job that needs records rather than instance groups; returns ``(records, rejects)``.
-    Labels and tasks are small tables, looked up as side inputs: the trajectories themselves are not shuffled."""
+    Labels and tasks are small tables, looked up as side inputs: the trajectories themselves are not shuffled.
+    They travel packed: the runner's side input cache sizes what it holds by walking every object (0.3 s of a
+    1.8 s run for the labels of 104 MB of runs as dicts, nothing as bytes)."""
     trajs, labels, seen, read_rejects = _read(p, source)
-    side = {"labels": beam.pvalue.AsIter(labels)}
+    side = {"labels": beam.pvalue.AsIter(labels | "PackLabels" >> beam.Map(pack))}
     if tasks is not None:
         keyed_tasks = _keyed_tasks(tasks, TASK_CONTEXT)
-        side["tasks"] = beam.pvalue.AsIter(keyed_tasks)
+        side["tasks"] = beam.pvalue.AsIter(keyed_tasks | "PackTasks" >> beam.Map(pack))
         _ = {"seen": seen, "tasks": keyed_tasks} | "TaskUse" >> beam.CoGroupByKey() | "UnusedTasks" >> beam.ParDo(
             _UnusedTasks())
     return trajs | "Join" >> beam.ParDo(_JoinEach(), **side), [read_rejects]
