@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from swemine.pipelines import fim, runner, tasks_mining, trajectories, workers
-from swemine.pipelines.configs import FilterConfig, FimJob, TasksJob, TrajectoriesJob
+from swemine.pipelines import errors, fim, runner, tasks_mining, trajectories, workers
+from swemine.pipelines.configs import ErrorsJob, FilterConfig, FimJob, TasksJob, TrajectoriesJob
 from swemine.pipelines.runner import Built, PipelineSpec
 from tests.gitutil import build_history, build_shapes, commit_files, init_repo, write_issues
 
@@ -42,6 +42,17 @@ def test_trajectories_with_labels_tasks_and_every_global_filter(corpora_dir, tmp
 
 def test_trajectories_three_workers_on_one_corpus_folder(corpora_dir, tmp_path):
     _same_run(trajectories.build_spec(TrajectoriesJob(inputs=(str(corpora_dir / "moatless"),))), tmp_path, n=3)
+
+
+def test_errors_with_the_rules_diagnoser_and_gold_patches(corpora_dir, tmp_path):
+    """Errors: trajectories meet their task's gold patch per worker (tasks are broadcast); detection, diagnosis,
+    verification and views are per trajectory. The LLM diagnoser takes its request budget in input order, so it
+    runs one worker."""
+    job = ErrorsJob(inputs=(str(corpora_dir / "failure-labels"), str(corpora_dir / "swe-agent")),
+                    tasks=(str(corpora_dir / LITE),))
+    m = _same_run(errors.build_spec(job), tmp_path)
+    assert m["stages"]["verify"]["out"] > 20 and m["corrections"]["grounded"] > 0
+    assert not errors.build_spec(ErrorsJob(inputs=job.inputs, diagnoser="llm")).partitionable
 
 
 @pytest.fixture(scope="module")
