@@ -126,9 +126,15 @@ def load_tasks(specs: list[str]) -> Iterator[dict]:
 
 
 def pick_task(tasks: Iterable[dict]) -> dict | None:
-    """The one task an instance uses when several task files list it: the smallest ``record_id`` (stable across
-    runs and input order); ``None`` when there is none."""
-    return min(tasks, key=lambda t: t["record_id"], default=None)
+    """The one task an instance uses when several task files list it: the smallest ``record_id``; among tasks
+    with that id (one task in two files, e.g. Verified without ``created_at`` and Lite with it) the one with the
+    most fields filled, then the smallest by content. The choice never depends on the order the tasks arrive
+    in; ``None`` when there is none."""
+    tasks = list(tasks)
+    if len(tasks) <= 1:
+        return tasks[0] if tasks else None
+    return min(tasks, key=lambda t: (t["record_id"], sum(v in (None, "", [], {}) for v in t.values()),
+                                     json.dumps(t, sort_keys=True, default=str)))
 
 
 def tasks_by_instance(specs: list[str]) -> tuple[dict[str, dict], list[dict]]:

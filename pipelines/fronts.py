@@ -15,9 +15,10 @@ shuffled by instance (a run over 104 MB took about a fifth less CPU and a tenth 
 
 Under ``--workers`` (:mod:`swemine.pipelines.workers`) each process reads its :func:`share` of the units and task
 files; labels and tasks are broadcast (small), trajectories stay where they were read, so a group holds that
-process's trajectories of the instance (a job that needs whole groups is not ``partitionable``). The instance
-ids that have trajectories are broadcast too, so an instance without any anywhere (``info.unused_tasks``, or a
-gold-only group) is handled once, by the process that :func:`owns` it.
+process's trajectories of the instance, unless ``whole`` asks for every trajectory of an instance in one group
+(``localization``): then trajectories move to the process that :func:`owns` their instance. Otherwise the
+instance ids that have trajectories are broadcast too, so an instance without any anywhere
+(``info.unused_tasks``, or a gold-only group) is handled once, by the process that owns it.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ from swemine.corpora.inputs import expand_inputs
 from swemine.corpora.normalize import join_instance, read_unit
 from swemine.corpora.tasks import load_tasks, pick_task
 from swemine.pipelines.stage import Counters, apply_stage, pack, unpack
-from swemine.pipelines.workers import broadcast, current, file_weight, owns, share
+from swemine.pipelines.workers import broadcast, current, exchange, file_weight, owns, share
 
 #: The task fields a trajectory needs (record_id for the stable choice; the rest is applied to it).
 TASK_CONTEXT = ("record_id", "repo", "base_commit", "problem_statement")
@@ -110,15 +111,18 @@ class _Join(beam.DoFn):
 
 def _read(p: beam.Pipeline, source):
     """Stage ``read`` over ``source``'s units: ``(instance_id, packed trajectory)`` pairs, the run labels
-    (``(instance_id, [labels])``, on every worker), the ids of the instances that have trajectories (``(id, True)``,
-    on every worker) and the rejects."""
+    (``(instance_id, [labels])``, on every worker) and the rejects."""
     units = share(expand_inputs(list(source.inputs), source.follow_symlinks), weight=lambda u: file_weight(u.uri))
     recs, read_rejects, _ = apply_stage(
         p | "Units" >> beam.Create(units, reshuffle=True), "read",
         lambda: (lambda unit: read_unit(unit, source.max_file_bytes)), fanout=True, progress_every=100)
     split = recs | "SplitKinds" >> beam.ParDo(_SplitKinds()).with_outputs("labels", main="trajs")
-    seen = broadcast(split.trajs | "TrajInstances" >> beam.Map(lambda kv: (kv[0], True)), "AllInstances")
-    return split.trajs, broadcast(split.labels, "AllLabels"), seen, read_rejects
+    return split.trajs, broadcast(split.labels, "AllLabels"), read_rejects
+
+
+def _instances(trajs):
+    """``(instance_id, True)`` of every instance that has trajectories, on every worker."""
+    return broadcast(trajs | "TrajInstances" >> beam.Map(lambda kv: (kv[0], True)), "AllInstances")
 
 
 def _keyed_tasks(tasks, task_fields: tuple[str, ...] | None):
@@ -127,17 +131,22 @@ def _keyed_tasks(tasks, task_fields: tuple[str, ...] | None):
     return broadcast(tasks | "KeyTasks" >> beam.Map(lambda t: (t["instance_id"], keep(t))), "AllTasks")
 
 
-def read_trajectories(p: beam.Pipeline, source, tasks=None, task_fields: tuple[str, ...] | None = TASK_CONTEXT):
+def read_trajectories(p: beam.Pipeline, source, tasks=None, task_fields: tuple[str, ...] | None = TASK_CONTEXT,
+                      whole: bool = False):
     """Read ``source`` (a job's :class:`~swemine.pipelines.configs.TrajectoryInputs`: inputs, size limit, symlink
     rule), join labels and ``tasks`` (a PCollection, or ``None``) once; returns ``(groups, rejects)``.
 
-    ``task_fields`` keeps only those task fields in the shuffle (``None``: the whole task)."""
+    ``task_fields`` keeps only those task fields in the shuffle (``None``: the whole task). ``whole``: every
+    trajectory of an instance in its one group (under ``--workers`` trajectories move to the worker that owns
+    their instance; otherwise a group holds the trajectories its worker read)."""
     keyed, rejects = {}, []
     if source.inputs:
-        trajs, labels, seen, read_rejects = _read(p, source)
+        trajs, labels, read_rejects = _read(p, source)
+        if whole:
+            trajs = exchange(trajs, "ToInstanceOwner", key=lambda kv: kv[0])
+        elif current() is not None:
+            keyed["seen"] = _instances(trajs)
         keyed.update(trajs=trajs, labels=labels)
-        if current() is not None:
-            keyed["seen"] = seen
         rejects.append(read_rejects)
     if tasks is not None:
         keyed["tasks"] = _keyed_tasks(tasks, task_fields)
@@ -191,12 +200,12 @@ def read_trajectory_records(p: beam.Pipeline, source, tasks=None):
     Labels and tasks are small tables, looked up as side inputs: the trajectories themselves are not shuffled.
     They travel packed: the runner's side input cache sizes what it holds by walking every object (0.3 s of a
     1.8 s run for the labels of 104 MB of runs as dicts, nothing as bytes)."""
-    trajs, labels, seen, read_rejects = _read(p, source)
+    trajs, labels, read_rejects = _read(p, source)
     side = {"labels": beam.pvalue.AsIter(labels | "PackLabels" >> beam.Map(pack))}
     if tasks is not None:
         keyed_tasks = _keyed_tasks(tasks, TASK_CONTEXT)
         side["tasks"] = beam.pvalue.AsIter(keyed_tasks | "PackTasks" >> beam.Map(pack))
-        _ = {"seen": seen, "tasks": keyed_tasks} | "TaskUse" >> beam.CoGroupByKey() | "UnusedTasks" >> beam.ParDo(
+        _ = {"seen": _instances(trajs), "tasks": keyed_tasks} | "TaskUse" >> beam.CoGroupByKey() | "UnusedTasks" >> beam.ParDo(
             _UnusedTasks())
     return trajs | "Join" >> beam.ParDo(_JoinEach(), **side), [read_rejects]
 

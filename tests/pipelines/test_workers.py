@@ -4,8 +4,8 @@ import os
 
 import pytest
 
-from swemine.pipelines import errors, fim, runner, tasks_mining, trajectories, workers
-from swemine.pipelines.configs import ErrorsJob, FilterConfig, FimJob, TasksJob, TrajectoriesJob
+from swemine.pipelines import errors, fim, localization, runner, tasks_mining, trajectories, workers
+from swemine.pipelines.configs import ErrorsJob, FilterConfig, FimJob, LocalizationJob, TasksJob, TrajectoriesJob
 from swemine.pipelines.runner import Built, PipelineSpec
 from tests.gitutil import build_history, build_shapes, commit_files, init_repo, write_issues
 
@@ -53,6 +53,16 @@ def test_errors_with_the_rules_diagnoser_and_gold_patches(corpora_dir, tmp_path)
     m = _same_run(errors.build_spec(job), tmp_path)
     assert m["stages"]["verify"]["out"] > 20 and m["corrections"]["grounded"] > 0
     assert not errors.build_spec(ErrorsJob(inputs=job.inputs, diagnoser="llm")).partitionable
+
+
+def test_localization_groups_every_trajectory_of_an_instance(corpora_dir, tmp_path):
+    """Localization needs whole instance groups: trajectories move to the worker owning their instance. Verified
+    and Lite both list some instances under one task id (the fuller task is picked whatever the order)."""
+    verified = sorted((corpora_dir / "swebench-instances/verified").glob("*.json*"))[0]
+    job = LocalizationJob(inputs=(str(corpora_dir / "swe-agent"), str(corpora_dir / "moatless")),
+                          tasks=(str(verified), str(corpora_dir / LITE)))
+    m = _same_run(localization.build_spec(job), tmp_path)
+    assert m["stages"]["join"]["in"] > 50 and m["stages"]["localization"]["out"] > 50
 
 
 @pytest.fixture(scope="module")
