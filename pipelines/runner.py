@@ -130,8 +130,9 @@ class WriteShards(beam.PTransform):
     """Stamp the run's ``config_hash`` on every record, bucket records by id and write each bucket as one
     Parquet file under ``<output>/_tmp``. Records cross the shuffle packed (:func:`~swemine.pipelines.stage.pack`)
     beside their place in the bucket (:func:`~swemine.manifests.shards.row_key`): the writer sorts the keys and
-    unpacks one row group's records at a time. Inside a ``--workers`` process there is no shuffle: records go
-    straight to :class:`~swemine.pipelines.workers.WriteParts`."""
+    unpacks one row group's records at a time. That is the writer remote runners use; a local run (one worker or
+    many) does not shuffle: records go straight to :class:`~swemine.pipelines.workers.WriteParts` and the merge
+    writes the same bytes."""
 
     def __init__(self, output: str, prefix: str, schema: pa.Schema, num_buckets: int, config_hash: str = ""):
         super().__init__()

@@ -17,9 +17,10 @@ from the launching process (so nothing is imported twice), working on its own pa
 - per-file work that needs a whole repository (the FIM graph) runs on every worker from broadcast
   structures, each keeping the files it :func:`owns`.
 
-Each worker writes its records straight to per-bucket Arrow files (no shard shuffle: :class:`WriteParts`) with
-the run's global bucket count; the merge concatenates bucket ``b`` of every worker, sorts it as the one-worker
-writer does (record id, provenance), writes the same bytes; counters are summed (the ``info.fanout`` flag: max). A worker that fails aborts the others.
+Each worker (and a one-worker local run) writes its records straight to per-bucket Arrow files with the run's
+global bucket count (no shard shuffle: :class:`WriteParts`); the merge concatenates bucket ``b`` of every worker,
+sorts it as the shuffling writer does (record id, provenance) and writes the same bytes; counters are summed (the
+``info.fanout`` flag: max). A worker that fails aborts the others.
 """
 from __future__ import annotations
 
@@ -338,7 +339,7 @@ def merge_counters(per_worker: list[list[tuple[str, int]]]) -> list[tuple[str, i
 
 
 class WriteParts(beam.DoFn):
-    """``WriteShards`` inside a ``--workers`` process, without its shuffle: each bundle's records go straight into
+    """``WriteShards`` on a local runner (one worker or many), without its shuffle: each bundle's records go into
     uncompressed Arrow IPC files, one per bucket (``<prefix>.bucket-NNNNN.<tag>.arrow`` under ``<output>/_tmp``);
     :func:`merge_buckets` sorts every bucket and writes its Parquet shard once. ``prepare`` makes an incoming
     record the stored one (the config hash stamp). At most :data:`ROW_GROUP_ROWS` records are held at a time."""
