@@ -11,6 +11,7 @@ from typing import Any
 from swemine.corpora import formats as fmts
 from swemine.corpora.inputs import (
     COMPANION,
+    COMPRESSED,
     OUTSIDE,
     CorruptCompressed,
     DocSource,
@@ -23,7 +24,7 @@ from swemine.corpora.inputs import (
     portable_record,
     read_bytes,
 )
-from swemine.corpora.records import Info, Reject, make_reject, short_repr
+from swemine.corpora.records import Info, Reject, file_stamp, make_reject, note_read_digest, short_repr
 
 STAGE = "read"
 
@@ -45,10 +46,13 @@ def _shape(doc: Any) -> str:
 
 
 def _documents(unit: Unit, max_bytes: int) -> Iterator[tuple[DocSource, Any] | dict]:
-    """The documents (or rejects) of one file unit: JSONL streamed, anything else read whole."""
+    """The documents (or rejects) of one file unit: JSONL streamed, anything else read whole. The digest of a
+    local uncompressed file is noted for the manifest's listing (:func:`~swemine.corpora.records.input_sha256`)."""
+    local = "://" not in unit.uri and not unit.uri.lower().endswith(COMPRESSED)
+    stamp = file_stamp(unit.uri) if local else None
     try:
         if is_jsonl(unit.uri):
-            yield from iter_jsonl_stream(unit.uri, max_bytes)
+            yield from _noting_digest(unit.uri, stamp, iter_jsonl_stream(unit.uri, max_bytes))
             return
         data = read_bytes(unit.uri, max_bytes)
     except ValueError as exc:
@@ -60,7 +64,17 @@ def _documents(unit: Unit, max_bytes: int) -> Iterator[tuple[DocSource, Any] | d
     except (OSError, EOFError) as exc:
         yield make_reject(STAGE, "unreadable", f"{type(exc).__name__}: {exc}", uri=unit.uri)
         return
-    yield from iter_documents(unit.uri, data)
+    yield from _noting_digest(unit.uri, stamp, iter_documents(unit.uri, data))
+
+
+def _noting_digest(uri: str, stamp: tuple[int, int] | None, items: Iterator) -> Iterator:
+    """``items`` as they come; the whole file's sha256, which every item carries and which is taken before the
+    first one, is noted once (with the file's stamp from before the read)."""
+    for item in items:
+        if stamp is not None:
+            note_read_digest(uri, stamp, item.get("sha256") if isinstance(item, dict) else item[0].sha256)
+            stamp = None
+        yield item
 
 
 def read_unit(unit: Unit, max_bytes: int = 1 << 30) -> Iterator[dict]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import reprlib
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -133,6 +134,34 @@ def sha256_file(path: str, opener=open) -> str:
         for chunk in iter(lambda: fh.read(1 << 22), b""):
             h.update(chunk)
     return h.hexdigest()
+
+
+#: ``(path, size, mtime_ns) -> sha256`` of the local files a reader hashed in this process.
+_READ_DIGESTS: dict[tuple[str, int, int], str] = {}
+
+
+def file_stamp(path: str) -> tuple[int, int] | None:
+    """``(size, mtime_ns)`` of a local file, ``None`` when it cannot be stat-ed."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_size, st.st_mtime_ns
+
+
+def note_read_digest(path: str, stamp: tuple[int, int] | None, sha: str) -> None:
+    """Remember ``sha`` as the digest of the local file ``path``, read whole while its :func:`file_stamp` was
+    ``stamp`` (taken before reading); nothing is kept when the file changed meanwhile."""
+    if sha and stamp is not None and file_stamp(path) == stamp:
+        _READ_DIGESTS[(path, *stamp)] = sha
+
+
+def input_sha256(path: str) -> str:
+    """sha256 of a local input file: the digest a reader of this process took, when the file is unchanged
+    since (so a run does not read its inputs once more for the manifest), else read and hashed now."""
+    stamp = file_stamp(path)
+    known = _READ_DIGESTS.get((path, *stamp)) if stamp is not None else None
+    return known or sha256_file(path)
 
 
 def content_id(*parts: Any) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 import fsspec
 
 from swemine.corpora.git import resolve_commit
-from swemine.corpora.records import sha256_file
+from swemine.corpora.records import input_sha256
 
 MANIFEST_NAME = "manifest.json"
 COUNTER_NAMESPACE = "swemine"
@@ -106,7 +106,7 @@ def input_listing(uris: Iterable[str], hashed: bool = True) -> list[dict[str, An
 
 def input_hashes(listing: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     """``{uri: sha256}`` of the local files of an :func:`input_listing` (``--workers`` split this between them)."""
-    return {i["uri"]: sha256_file(i["uri"]) for i in listing if i["bytes"] is not None and "://" not in i["uri"]}
+    return {i["uri"]: input_sha256(i["uri"]) for i in listing if i["bytes"] is not None and "://" not in i["uri"]}
 
 
 def with_hashes(listing: list[dict[str, Any]], hashes: Mapping[str, str]) -> list[dict[str, Any]]:

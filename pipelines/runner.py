@@ -212,7 +212,8 @@ def _run_local(spec: PipelineSpec, output: str, beam_args: list[str] | None, inp
     Arrow parts under a scratch folder, merged into ``output``'s buckets; returns the summed counters, the
     (common) stage order and ``inputs`` with the sha256 the workers took of their shares."""
     def run_one(out: str):
-        """One partition's run, plus the sha256 of its share of the input files (the manifest's listing)."""
+        """One partition's run, plus the sha256 of its share of the input files (the manifest's listing): after
+        the run, so the digests its readers took serve (:func:`~swemine.corpora.records.input_sha256`)."""
         mine = pipeline_workers.share(inputs, weight=lambda i: i["bytes"] or 1)
         return _run(spec, out, beam_args, inputs), mf.input_hashes(mine)
 
@@ -222,7 +223,7 @@ def _run_local(spec: PipelineSpec, output: str, beam_args: list[str] | None, inp
         else:
             root = tempfile.mkdtemp(prefix="swemine-parts-")
             try:
-                results = [(_run(spec, os.path.join(root, "out-0"), beam_args, inputs), {})]
+                results = [run_one(os.path.join(root, "out-0"))]
             except BaseException:
                 shutil.rmtree(root, ignore_errors=True)
                 raise
@@ -311,7 +312,7 @@ def _execute_locked(spec: PipelineSpec, output: str, beam_args: list[str] | None
     fs.makedirs(root, exist_ok=True)
     local = pipeline_workers.is_local(list(beam_args or []))
     parallel = workers > 1 and spec.partitionable and local
-    inputs = mf.input_listing(spec.input_uris, hashed=not parallel)     # the workers hash their shares
+    inputs = mf.input_listing(spec.input_uris, hashed=not local)   # a local run hashes after reading (below)
     with _local_settings() if local else contextlib.nullcontext():
         if local:
             counters, order, inputs = _run_local(spec, output, beam_args, inputs, workers if parallel else 1)
