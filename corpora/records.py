@@ -156,12 +156,16 @@ def note_read_digest(path: str, stamp: tuple[int, int] | None, sha: str) -> None
         _READ_DIGESTS[(path, *stamp)] = sha
 
 
-def input_sha256(path: str) -> str:
-    """sha256 of a local input file: the digest a reader of this process took, when the file is unchanged
-    since (so a run does not read its inputs once more for the manifest), else read and hashed now."""
+def read_digest(path: str) -> str | None:
+    """The sha256 a reader of this process took of the local file ``path``, if the file is unchanged since."""
     stamp = file_stamp(path)
-    known = _READ_DIGESTS.get((path, *stamp)) if stamp is not None else None
-    return known or sha256_file(path)
+    return _READ_DIGESTS.get((path, *stamp)) if stamp is not None else None
+
+
+def input_sha256(path: str) -> str:
+    """sha256 of a local input file: :func:`read_digest` (so a run does not read its inputs once more for the
+    manifest), else read and hashed now."""
+    return read_digest(path) or sha256_file(path)
 
 
 def content_id(*parts: Any) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 import fsspec
 
 from swemine.corpora.git import resolve_commit
-from swemine.corpora.records import input_sha256
+from swemine.corpora.records import input_sha256, read_digest
 
 MANIFEST_NAME = "manifest.json"
 COUNTER_NAMESPACE = "swemine"
@@ -104,9 +104,19 @@ def input_listing(uris: Iterable[str], hashed: bool = True) -> list[dict[str, An
     return with_hashes(out, input_hashes(out)) if hashed else out
 
 
+def _local(listing: Iterable[Mapping[str, Any]]) -> list[str]:
+    return [i["uri"] for i in listing if i["bytes"] is not None and "://" not in i["uri"]]
+
+
 def input_hashes(listing: Iterable[Mapping[str, Any]]) -> dict[str, str]:
-    """``{uri: sha256}`` of the local files of an :func:`input_listing` (``--workers`` split this between them)."""
-    return {i["uri"]: input_sha256(i["uri"]) for i in listing if i["bytes"] is not None and "://" not in i["uri"]}
+    """``{uri: sha256}`` of the local files of an :func:`input_listing`."""
+    return {uri: input_sha256(uri) for uri in _local(listing)}
+
+
+def read_hashes(listing: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """``{uri: sha256}`` of the local files of ``listing`` that this process's readers hashed and that have not
+    changed since (:func:`~swemine.corpora.records.read_digest`)."""
+    return {uri: sha for uri in _local(listing) if (sha := read_digest(uri))}
 
 
 def with_hashes(listing: list[dict[str, Any]], hashes: Mapping[str, str]) -> list[dict[str, Any]]:

@@ -212,10 +212,8 @@ def _run_local(spec: PipelineSpec, output: str, beam_args: list[str] | None, inp
     Arrow parts under a scratch folder, merged into ``output``'s buckets; returns the summed counters, the
     (common) stage order and ``inputs`` with the sha256 the workers took of their shares."""
     def run_one(out: str):
-        """One partition's run, plus the sha256 of its share of the input files (the manifest's listing): after
-        the run, so the digests its readers took serve (:func:`~swemine.corpora.records.input_sha256`)."""
-        mine = pipeline_workers.share(inputs, weight=lambda i: i["bytes"] or 1)
-        return _run(spec, out, beam_args, inputs), mf.input_hashes(mine)
+        """One partition's run, plus the sha256 its readers took of the input files (the manifest's listing)."""
+        return _run(spec, out, beam_args, inputs), mf.read_hashes(inputs)
 
     with pipeline_workers.writing_parts():
         if n > 1:
@@ -232,6 +230,7 @@ def _run_local(spec: PipelineSpec, output: str, beam_args: list[str] | None, inp
     finally:
         shutil.rmtree(root, ignore_errors=True)
     hashes = {k: v for _, part in results for k, v in part.items()}
+    hashes.update(mf.input_hashes([i for i in inputs if i["uri"] not in hashes]))   # files no reader hashed whole
     return (pipeline_workers.merge_counters([c for (c, _), _ in results]), results[0][0][1],
             mf.with_hashes(inputs, hashes))
 
