@@ -162,6 +162,12 @@ def read_digest(path: str) -> str | None:
     return _READ_DIGESTS.get((path, *stamp)) if stamp is not None else None
 
 
+def forget_read_digests() -> None:
+    """Drop the digests noted so far (a run takes them once it is over; a long-lived process must not keep
+    every input it ever read)."""
+    _READ_DIGESTS.clear()
+
+
 def input_sha256(path: str) -> str:
     """sha256 of a local input file: :func:`read_digest` (so a run does not read its inputs once more for the
     manifest), else read and hashed now."""

@@ -18,7 +18,7 @@ from typing import Any
 import fsspec
 
 from swemine.corpora.git import resolve_commit
-from swemine.corpora.records import input_sha256, read_digest
+from swemine.corpora.records import forget_read_digests, input_sha256, read_digest
 
 MANIFEST_NAME = "manifest.json"
 COUNTER_NAMESPACE = "swemine"
@@ -115,8 +115,10 @@ def input_hashes(listing: Iterable[Mapping[str, Any]]) -> dict[str, str]:
 
 def read_hashes(listing: Iterable[Mapping[str, Any]]) -> dict[str, str]:
     """``{uri: sha256}`` of the local files of ``listing`` that this process's readers hashed and that have not
-    changed since (:func:`~swemine.corpora.records.read_digest`)."""
-    return {uri: sha for uri in _local(listing) if (sha := read_digest(uri))}
+    changed since (:func:`~swemine.corpora.records.read_digest`); the noted digests are dropped after."""
+    hashes = {uri: sha for uri in _local(listing) if (sha := read_digest(uri))}
+    forget_read_digests()
+    return hashes
 
 
 def with_hashes(listing: list[dict[str, Any]], hashes: Mapping[str, str]) -> list[dict[str, Any]]:

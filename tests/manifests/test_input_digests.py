@@ -34,3 +34,4 @@ def test_a_run_lists_its_inputs_without_reading_them_again(corpora_dir, tmp_path
     assert all(i["sha256"] == hashlib.sha256(open(i["uri"], "rb").read()).hexdigest() for i in trajs)
     assert not [p for p in calls if p.endswith(".traj")]
     assert json.load(open(tmp_path / "out" / "manifest.json"))["inputs"] == m["inputs"]
+    assert records._READ_DIGESTS == {}                      # taken by the run, not kept after it
