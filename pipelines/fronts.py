@@ -113,9 +113,10 @@ def _read(p: beam.Pipeline, source):
     """Stage ``read`` over ``source``'s units: ``(instance_id, packed trajectory)`` pairs, the run labels
     (``(instance_id, [labels])``, on every worker) and the rejects."""
     units = share(expand_inputs(list(source.inputs), source.follow_symlinks), weight=lambda u: file_weight(u.uri))
+    max_file_bytes = source.max_file_bytes          # the stage pickles this number, not the whole job
     recs, read_rejects, _ = apply_stage(
         p | "Units" >> beam.Create(units, reshuffle=True), "read",
-        lambda: (lambda unit: read_unit(unit, source.max_file_bytes)), fanout=True, progress_every=100)
+        lambda: (lambda unit: read_unit(unit, max_file_bytes)), fanout=True, progress_every=100)
     split = recs | "SplitKinds" >> beam.ParDo(_SplitKinds()).with_outputs("labels", main="trajs")
     return split.trajs, broadcast(split.labels, "AllLabels"), read_rejects
 

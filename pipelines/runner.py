@@ -13,7 +13,6 @@ import logging
 import math
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -216,15 +215,7 @@ def _run_local(spec: PipelineSpec, output: str, beam_args: list[str] | None, inp
         return _run(spec, out, beam_args, inputs), mf.read_hashes(inputs)
 
     with pipeline_workers.writing_parts():
-        if n > 1:
-            root, results = pipeline_workers.run_partitioned(run_one, n)
-        else:
-            root = tempfile.mkdtemp(prefix="swemine-parts-")
-            try:
-                results = [run_one(os.path.join(root, "out-0"))]
-            except BaseException:
-                shutil.rmtree(root, ignore_errors=True)
-                raise
+        root, results = pipeline_workers.run_partitioned(run_one, n)
     try:
         pipeline_workers.merge_buckets(root, n, output, _schemas(spec))
     finally:

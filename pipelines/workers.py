@@ -285,10 +285,17 @@ def _worker(run_one: Callable, part: Partition, results) -> None:
 
 
 def run_partitioned(run_one: Callable[[str], Any], n: int) -> tuple[str, list]:
-    """Run ``run_one(worker_output)`` in ``n`` forked processes as partitions 0..n-1; return the scratch root
-    (holding ``out-<k>/``) and what each worker's ``run_one`` returned, by worker index (e.g. counters to
-    :func:`merge_counters`). The caller removes the root after :func:`merge_buckets`."""
+    """Run ``run_one(worker_output)`` in ``n`` forked processes as partitions 0..n-1 (``n`` = 1: in this process,
+    as an unpartitioned run); return the scratch root (holding ``out-<k>/``) and what each worker's ``run_one``
+    returned, by worker index (e.g. counters to :func:`merge_counters`). The caller removes the root after
+    :func:`merge_buckets`."""
     root = tempfile.mkdtemp(prefix="swemine-workers-")
+    if n == 1:
+        try:
+            return root, [run_one(os.path.join(root, "out-0"))]
+        except BaseException:
+            shutil.rmtree(root, ignore_errors=True)
+            raise
     ctx = multiprocessing.get_context("fork")
     results = ctx.Queue()
     procs = [ctx.Process(target=_worker, args=(run_one, Partition(k, n, root), results), daemon=True)
