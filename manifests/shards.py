@@ -59,10 +59,43 @@ def write_tables_atomic(schema: pa.Schema, tables: Iterable[pa.Table], url: str,
     if parent:
         fs.makedirs(parent, exist_ok=True)
     tmp = f"{path}.inprogress-{os.getpid()}"
-    with fs.open(tmp, "wb") as fh, pq.ParquetWriter(fh, schema, compression="zstd") as writer:
+    with fs.open(tmp, "wb") as fh, pq.ParquetWriter(fh, schema, compression="zstd", **_column_options(schema)) as writer:
         for table in tables:
             writer.write_table(table, row_group_size=row_group_size)
     fs.mv(tmp, path)
+
+
+def leaf_paths(schema: pa.Schema) -> list[tuple[str, pa.DataType]]:
+    """The Parquet column paths of ``schema``'s leaves with their Arrow types (lists as ``<name>.list.element``,
+    struct fields as ``<name>.<field>``, the names pyarrow's writer takes)."""
+    out: list[tuple[str, pa.DataType]] = []
+
+    def walk(path: str, dtype: pa.DataType) -> None:
+        if pa.types.is_struct(dtype):
+            for child in dtype:
+                walk(f"{path}.{child.name}", child.type)
+        elif pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+            walk(f"{path}.list.element", dtype.value_type)
+        elif pa.types.is_map(dtype):
+            walk(f"{path}.key_value.key", dtype.key_type)
+            walk(f"{path}.key_value.value", dtype.item_type)
+        else:
+            out.append((path, dtype))
+    for field in schema:
+        walk(field.name, field.type)
+    return out
+
+
+def _column_options(schema: pa.Schema) -> dict[str, Any]:
+    """Writer options for ``schema``: its ``large_string`` leaves (the long texts: step contents, FIM text and
+    context) are written without a dictionary and without min/max statistics. Nearly every value is unique
+    and many are kilobytes: the dictionary is built and dropped, the statistics are never useful, and both
+    cost a fifth of a text-heavy shard's write. Other columns keep pyarrow's defaults."""
+    leaves = leaf_paths(schema)
+    short = [path for path, dtype in leaves if not pa.types.is_large_string(dtype)]
+    if len(short) == len(leaves):
+        return {}
+    return {"use_dictionary": short or False, "write_statistics": short or False}
 
 
 def row_order(schema: pa.Schema) -> list[str]:

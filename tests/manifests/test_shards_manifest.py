@@ -5,8 +5,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from swemine.corpora.records import (
+    FILTERED_SCHEMA,
     REJECT_SCHEMA,
     TASK_SCHEMA,
+    TRAJECTORY_SCHEMA,
     SchemaError,
     conform,
     content_id,
@@ -19,11 +21,13 @@ from swemine.manifests.shards import (
     bucket_of,
     bucket_tables,
     finalize_shards,
+    leaf_paths,
     read_rows,
     row_key,
     row_order,
     write_bucket,
 )
+from swemine.miners.fim.formats import FIM_SCHEMA
 
 
 def _task(i):
@@ -134,3 +138,20 @@ def test_packed_rows_are_loaded_only_when_their_row_group_is_built(tmp_path):
         sizes.append((table.num_rows, len(loaded)))
     assert sizes == [(1000, 1000), (1000, 2000), (100, 2100)]
     assert sorted(loaded) == list(range(2100))
+
+
+@pytest.mark.parametrize("schema", [FIM_SCHEMA, TRAJECTORY_SCHEMA, REJECT_SCHEMA], ids=["fim", "trajectory", "reject"])
+def test_leaf_paths_are_the_columns_pyarrow_writes(tmp_path, schema):
+    pq.write_table(schema.empty_table(), tmp_path / "e.parquet")
+    meta = pq.read_metadata(tmp_path / "e.parquet")
+    assert [p for p, _ in leaf_paths(schema)] == [meta.schema.column(i).path for i in range(meta.num_columns)]
+
+
+def test_long_texts_are_written_without_dictionary_or_statistics(tmp_path):
+    rows = [conform(FILTERED_SCHEMA, {"record_id": content_id("f", i), "stage": "dedup", "reason": "exact",
+                                      "record_json": json.dumps({"i": i, "text": "x" * 500})}) for i in range(30)]
+    write_bucket(str(tmp_path), "filtered/filtered", 0, FILTERED_SCHEMA, rows)
+    group = pq.read_metadata(tmp_path / "_tmp" / "filtered__filtered.bucket-00000.parquet").row_group(0)
+    chunks = {group.column(i).path_in_schema: group.column(i) for i in range(group.num_columns)}
+    assert "RLE_DICTIONARY" not in chunks["record_json"].encodings and not chunks["record_json"].is_stats_set
+    assert "RLE_DICTIONARY" in chunks["stage"].encodings and chunks["stage"].statistics.min == "dedup"
