@@ -9,11 +9,14 @@ and ``main(args)``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import logging
 import os
+import signal
 import sys
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Iterator
 
 from swemine.pipelines.options import bounded
 from swemine.pipelines.registry import COMMANDS, JOBS
@@ -65,10 +68,13 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 
 class _QuietBeam(logging.Filter):
-    """Hide Beam's import-time notice about optional GCP libraries and its workers' start-up chatter."""
+    """Hide Beam's import-time notice about optional GCP libraries, its workers' start-up chatter and the trace
+    a step logs when Ctrl-C or SIGTERM stops the run."""
     NOISE = ("apitools not found", "No semi_persistent_directory found")
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt):
+            return False                 # a step logging the Ctrl-C / SIGTERM that stops the run: main says it
         return not any(n in record.getMessage() for n in self.NOISE)
 
 
@@ -81,8 +87,45 @@ def setup_logging(verbose: bool) -> None:
     logging.getLogger("swemine").setLevel(logging.INFO)
 
 
+class Stopped(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM, raised in the main thread with the signal's name as its text (a Beam step that sees it
+    re-raises the same type with the step's name appended, so it still reaches :func:`main`)."""
+
+
+@contextlib.contextmanager
+def _stop_on_signals() -> Iterator[None]:
+    """While the block lasts, SIGINT and SIGTERM (a scheduler's stop, ``timeout``, ``kill``) raise :class:`Stopped`,
+    so a run cleans up (workers stopped, scratch files removed, the output lock released) instead of vanishing
+    or printing a trace."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum, _frame):
+        raise Stopped(signal.Signals(signum).name)
+    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)
+              if signal.getsignal(sig) is not signal.SIG_IGN}
+    try:
+        yield
+    finally:
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
 def main(argv: list[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """Run the command in ``argv``; its exit status. Ctrl-C or SIGTERM stop it with one line and 128 + the
+    signal's number."""
+    try:
+        with _stop_on_signals():
+            return _main(list(sys.argv[1:] if argv is None else argv))
+    except KeyboardInterrupt as stop:
+        name = str(stop).split(" ", 1)[0] if isinstance(stop, Stopped) else "SIGINT"
+        print(f"swemine: stopped by {name}: no new manifest was written (the output folder keeps its last "
+              "complete run, if any); run the same command again to redo it", file=sys.stderr)
+        return 128 + signal.Signals[name]
+
+
+def _main(argv: list[str]) -> int:
     setup_logging("-v" in argv or "--verbose" in argv)
     parser = build_parser(argv)
     args, beam_args = parser.parse_known_args(argv)

@@ -297,17 +297,20 @@ def _execute_locked(spec: PipelineSpec, output: str, beam_args: list[str] | None
         return manifest
     started = time.time()
     fs, root = fsspec.core.url_to_fs(output)
-    if fs.exists(f"{root}/{TMP_DIR}"):
-        fs.rm(f"{root}/{TMP_DIR}", recursive=True)
+    _remove_scratch(fs, root)
     fs.makedirs(root, exist_ok=True)
     local = pipeline_workers.is_local(list(beam_args or []))
     parallel = workers > 1 and spec.partitionable and local
     inputs = mf.input_listing(spec.input_uris, hashed=not local)   # a local run hashes after reading (below)
-    with _local_settings() if local else contextlib.nullcontext():
-        if local:
-            counters, order, inputs = _run_local(spec, output, beam_args, inputs, workers if parallel else 1)
-        else:
-            counters, order = _run(spec, output, beam_args, inputs)
+    try:
+        with _local_settings() if local else contextlib.nullcontext():
+            if local:
+                counters, order, inputs = _run_local(spec, output, beam_args, inputs, workers if parallel else 1)
+            else:
+                counters, order = _run(spec, output, beam_args, inputs)
+    except BaseException:               # failed or interrupted: no half-written bucket stays behind
+        _remove_scratch(fs, root)
+        raise
     stages = mf.stage_counters(counters)
     infos = finalize_shards(output, _schemas(spec))
     extra = {"stage_order": order, **(spec.summarize(output, stages) if spec.summarize else {})}
@@ -315,6 +318,12 @@ def _execute_locked(spec: PipelineSpec, output: str, beam_args: list[str] | None
                                  outputs=[i.as_dict() for i in infos], started=started, extra=extra)
     mf.write_manifest(output, manifest)
     return manifest
+
+
+def _remove_scratch(fs, root: str) -> None:
+    """Remove the run folder's ``_tmp`` (buckets before :func:`finalize_shards`), if there is one."""
+    if fs.exists(f"{root}/{TMP_DIR}"):
+        fs.rm(f"{root}/{TMP_DIR}", recursive=True)
 
 
 def clean_output(output: str) -> None:

@@ -34,6 +34,7 @@ import os
 import pickle
 import re
 import shutil
+import signal
 import tempfile
 import time
 import traceback
@@ -49,7 +50,7 @@ import pyarrow.compute as pc
 
 from swemine.corpora.records import conform
 from swemine.manifests.shards import ROW_GROUP_ROWS, TMP_DIR, bucket_of, bucket_url, row_order, write_tables_atomic
-from swemine.runtime import paused_gc
+from swemine.runtime import die_with_parent, paused_gc
 
 log = logging.getLogger("swemine")
 
@@ -273,10 +274,19 @@ def is_local(beam_args: list[str]) -> bool:
     return True
 
 
-def _worker(run_one: Callable, part: Partition, results) -> None:
-    """Body of one forked worker: run the pipeline as partition ``part``; report counters or the error."""
+def _worker(run_one: Callable, part: Partition, results, parent: int) -> None:
+    """Body of one forked worker: run the pipeline as partition ``part``; report counters or the error. The
+    launcher alone answers Ctrl-C and SIGTERM (it stops the workers); a worker dies with its launcher (pid
+    ``parent``) even when that one is killed outright."""
     global _current, _exchanges, _last_done
     _current, _exchanges, _last_done = part, itertools.count(), None
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent()
+    if os.getppid() != parent:          # the launcher died before the line above
+        os._exit(1)
+    tempfile.tempdir = os.path.join(part.root, f"tmp-{part.index}")    # Beam's and git's temporary files too:
+    os.makedirs(tempfile.tempdir)                                      # removed with the root, even when stopped
     try:
         results.put((part.index, run_one(os.path.join(part.root, f"out-{part.index}")), None))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which aborts the run
@@ -298,27 +308,28 @@ def run_partitioned(run_one: Callable[[str], Any], n: int) -> tuple[str, list]:
             raise
     ctx = multiprocessing.get_context("fork")
     results = ctx.Queue()
-    procs = [ctx.Process(target=_worker, args=(run_one, Partition(k, n, root), results), daemon=True)
+    procs = [ctx.Process(target=_worker, args=(run_one, Partition(k, n, root), results, os.getpid()), daemon=True)
              for k in range(n)]
-    for proc in procs:
-        proc.start()
     got_by_index: dict[int, Any] = {}
-    errors = []
     try:
+        for proc in procs:
+            proc.start()
         for _ in procs:
             index, got, err = _get(results, procs)
             if err:
-                errors.append(err)
-                break
+                raise RuntimeError(f"a --workers process failed:\n{err}")
             got_by_index[index] = got
-    finally:
+    except BaseException:               # a worker failed, or this process was interrupted: stop them all
         for proc in procs:
-            if errors and proc.is_alive():
+            if proc.is_alive():
                 proc.terminate()
-            proc.join()
-    if errors:
+        for proc in procs:
+            if proc.pid is not None:
+                proc.join()
         shutil.rmtree(root, ignore_errors=True)
-        raise RuntimeError(f"a --workers process failed:\n{errors[0]}")
+        raise
+    for proc in procs:
+        proc.join()
     return root, [got_by_index[k] for k in range(n)]
 
 

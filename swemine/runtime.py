@@ -5,9 +5,11 @@ import ctypes
 import ctypes.util
 import functools
 import gc
+import signal
 from contextlib import contextmanager
 
-# glibc mallopt parameters (malloc.h)
+# glibc mallopt parameters (malloc.h); prctl's "signal me when my parent dies" (linux/prctl.h)
+_PR_SET_PDEATHSIG = 1
 _M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3
 HEAP_KEEP_BYTES = 1 << 30          # freed memory the heap keeps instead of returning it to the OS
 HEAP_TOP_PAD = 256 << 20           # extra bytes the heap grows by, and keeps, each time it grows
@@ -79,3 +81,10 @@ def release_freed_memory() -> None:
     trim = getattr(_libc(), "malloc_trim", None)
     if trim is not None:
         trim(0)
+
+
+def die_with_parent(sig: int = signal.SIGTERM) -> bool:
+    """Have the kernel send this process ``sig`` when the thread that forked it exits (Linux ``prctl``), so a
+    forked worker does not outlive a launcher killed outright. Returns False where that is not available."""
+    prctl = getattr(_libc(), "prctl", None)
+    return prctl is not None and prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0

@@ -1,6 +1,7 @@
 """``--workers N``: N forked partitions of one pipeline give the same shards (byte for byte) and the same counters
 as one worker, on real trajectories with every cross-partition stage switched on, and on FIM over a small repo."""
 import os
+import pathlib
 
 import pytest
 
@@ -132,6 +133,36 @@ def test_a_failing_worker_fails_the_run_without_hanging_the_others(tmp_path):
     with pytest.raises(RuntimeError, match="boom in worker 1"):
         runner.execute(spec, str(tmp_path / "out"), workers=2)
     assert not os.path.exists(tmp_path / "out" / "manifest.json")
+
+
+def test_an_interrupted_launcher_stops_its_workers_and_removes_their_scratch(tmp_path, monkeypatch):
+    """Ctrl-C or SIGTERM reaches the launcher while its workers run: it stops them (they would run on to the
+    end), removes the scratch folder and lets the interrupt go on."""
+    import tempfile
+    import time
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    def run_one(out):
+        pathlib.Path(out + ".pid").write_text(str(os.getpid()))
+        time.sleep(60)
+
+    def interrupted(results, procs):
+        while len(list(tmp_path.glob("swemine-workers-*/out-*.pid"))) < 2:
+            time.sleep(0.01)
+        pids.extend(int(p.read_text()) for p in tmp_path.glob("swemine-workers-*/out-*.pid"))
+        raise KeyboardInterrupt
+
+    pids: list[int] = []
+    monkeypatch.setattr(workers, "_get", interrupted)
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        workers.run_partitioned(run_one, 2)
+    assert time.monotonic() - started < 30 and len(pids) == 2
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):      # stopped and reaped
+            os.kill(pid, 0)
+    assert not list(tmp_path.glob("swemine-workers-*"))
 
 
 def test_spilled_records_load_in_batches_with_the_collector_running_between(tmp_path):
