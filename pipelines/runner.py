@@ -219,7 +219,7 @@ def _run_local(spec: PipelineSpec, output: str, beam_args: list[str] | None, inp
     try:
         pipeline_workers.merge_buckets(root, n, output, _schemas(spec))
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        pipeline_workers.remove_scratch(root)
     hashes = {k: v for _, part in results for k, v in part.items()}
     hashes.update(mf.input_hashes([i for i in inputs if i["uri"] not in hashes]))   # files no reader hashed whole
     return (pipeline_workers.merge_counters([c for (c, _), _ in results]), results[0][0][1],

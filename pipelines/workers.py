@@ -25,6 +25,7 @@ sorts it as the shuffling writer does (record id, provenance) and writes the sam
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import glob
 import hashlib
 import itertools
@@ -294,17 +295,59 @@ def _worker(run_one: Callable, part: Partition, results, parent: int) -> None:
         results.put((part.index, None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"))
 
 
+SCRATCH_PREFIX = "swemine-workers-"
+OWNER_LOCK = "owner.lock"
+_owner_fds: dict[str, int] = {}
+
+
+def new_scratch() -> str:
+    """A new scratch root under ``$TMPDIR`` for one local run, locked (``flock`` on ``owner.lock``, the file
+    descriptor kept open, and shared by forked workers) until :func:`remove_scratch`. Roots of runs whose
+    processes are all gone (a launcher killed with ``kill -9``, or by the OOM killer) are removed first."""
+    for stale in glob.glob(os.path.join(tempfile.gettempdir(), SCRATCH_PREFIX + "*")):
+        _remove_if_unowned(stale)
+    root = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
+    fd = os.open(os.path.join(root, OWNER_LOCK + ".new"), os.O_CREAT | os.O_RDWR, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    os.replace(os.path.join(root, OWNER_LOCK + ".new"), os.path.join(root, OWNER_LOCK))   # appears locked
+    _owner_fds[root] = fd
+    return root
+
+
+def _remove_if_unowned(root: str) -> None:
+    try:
+        fd = os.open(os.path.join(root, OWNER_LOCK), os.O_RDWR)
+    except OSError:                     # not locked yet (being made now) or not a root of ours
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:             # a live run holds it
+        return
+    finally:
+        os.close(fd)
+    log.warning("removing %s, the scratch folder of a run that is gone", root)
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def remove_scratch(root: str) -> None:
+    """Remove a root from :func:`new_scratch` and release its lock."""
+    shutil.rmtree(root, ignore_errors=True)
+    fd = _owner_fds.pop(root, None)
+    if fd is not None:
+        os.close(fd)
+
+
 def run_partitioned(run_one: Callable[[str], Any], n: int) -> tuple[str, list]:
     """Run ``run_one(worker_output)`` in ``n`` forked processes as partitions 0..n-1 (``n`` = 1: in this process,
     as an unpartitioned run); return the scratch root (holding ``out-<k>/``) and what each worker's ``run_one``
     returned, by worker index (e.g. counters to :func:`merge_counters`). The caller removes the root after
-    :func:`merge_buckets`."""
-    root = tempfile.mkdtemp(prefix="swemine-workers-")
+    :func:`merge_buckets` (:func:`remove_scratch`)."""
+    root = new_scratch()
     if n == 1:
         try:
             return root, [run_one(os.path.join(root, "out-0"))]
         except BaseException:
-            shutil.rmtree(root, ignore_errors=True)
+            remove_scratch(root)
             raise
     ctx = multiprocessing.get_context("fork")
     results = ctx.Queue()
@@ -326,7 +369,7 @@ def run_partitioned(run_one: Callable[[str], Any], n: int) -> tuple[str, list]:
         for proc in procs:
             if proc.pid is not None:
                 proc.join()
-        shutil.rmtree(root, ignore_errors=True)
+        remove_scratch(root)
         raise
     for proc in procs:
         proc.join()

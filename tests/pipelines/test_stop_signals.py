@@ -9,9 +9,12 @@ import pathlib
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
+
+from swemine.pipelines import workers
 
 RUN = "import sys; from swemine.pipelines.cli import main; sys.exit(main())"
 
@@ -55,9 +58,10 @@ def test_a_stopped_run_says_so_and_leaves_nothing_behind(tmp_path, workers, sig)
     assert sorted(p.name for p in out.iterdir()) == []          # no manifest, no _tmp, no lock
 
 
-def test_workers_die_with_a_launcher_killed_outright(tmp_path):
-    """Left alone, the workers would need seconds more to finish; they are gone within one."""
-    proc, _, out = _start(tmp_path, 2, settle=0.3)
+def test_workers_die_with_a_launcher_killed_outright(tmp_path, monkeypatch):
+    """Left alone, the workers would need seconds more to finish; they are gone within one. The scratch folder
+    the launcher could not remove goes with the next local run."""
+    proc, scratch, out = _start(tmp_path, 2, settle=0.3)
     assert len(_live_runs(out)) == 3
     proc.kill()
     proc.wait(timeout=60)             # not communicate(): the workers hold the pipes open while they live
@@ -65,3 +69,7 @@ def test_workers_die_with_a_launcher_killed_outright(tmp_path):
     while _live_runs(out) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert _live_runs(out) == []
+    assert len(list(scratch.glob("swemine-workers-*"))) == 1
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    workers.remove_scratch(workers.new_scratch())
+    assert list(scratch.iterdir()) == []

@@ -165,6 +165,24 @@ def test_an_interrupted_launcher_stops_its_workers_and_removes_their_scratch(tmp
     assert not list(tmp_path.glob("swemine-workers-*"))
 
 
+def test_a_new_run_removes_the_scratch_of_runs_that_are_gone(tmp_path, monkeypatch):
+    """A launcher killed outright leaves its scratch folder (maybe gigabytes of parts): the next local run removes
+    it once no process holds its lock; a live run's folder, and folders that are not swemine's, stay."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    live, gone = workers.new_scratch(), workers.new_scratch()
+    (pathlib.Path(gone) / "out-0").mkdir()
+    os.close(workers._owner_fds.pop(gone))           # its process died: the kernel dropped the lock
+    other = tmp_path / "swemine-workers-not-ours"
+    other.mkdir()
+    mine = workers.new_scratch()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(pathlib.Path(p).name for p in (live, mine, other))
+    for root in (live, mine):
+        workers.remove_scratch(root)
+    assert [p.name for p in tmp_path.iterdir()] == [other.name]
+
+
 def test_spilled_records_load_in_batches_with_the_collector_running_between(tmp_path):
     import gc
     import pickle
