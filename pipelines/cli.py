@@ -115,13 +115,15 @@ def _stop_on_signals() -> Iterator[None]:
 def main(argv: list[str] | None = None) -> int:
     """Run the command in ``argv``; its exit status. Ctrl-C or SIGTERM stop it with one line and 128 + the
     signal's number."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     try:
         with _stop_on_signals():
-            return _main(list(sys.argv[1:] if argv is None else argv))
+            return _main(argv)
     except KeyboardInterrupt as stop:
         name = str(stop).split(" ", 1)[0] if isinstance(stop, Stopped) else "SIGINT"
-        print(f"swemine: stopped by {name}: no new manifest was written (the output folder keeps its last "
-              "complete run, if any); run the same command again to redo it", file=sys.stderr)
+        run = _chosen(argv)[0] in ("run", None)
+        what = ": no new manifest was written (the output folder keeps its last complete run, if any)" if run else ""
+        print(f"swemine: stopped by {name}{what}; run the same command again to redo it", file=sys.stderr)
         return 128 + signal.Signals[name]
 
 
