@@ -18,6 +18,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 
+from swemine.pipelines.failures import environment_failure
 from swemine.pipelines.options import bounded
 from swemine.pipelines.registry import COMMANDS, JOBS
 
@@ -69,12 +70,13 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 class _QuietBeam(logging.Filter):
     """Hide Beam's import-time notice about optional GCP libraries, its workers' start-up chatter and the trace
-    a step logs when Ctrl-C or SIGTERM stops the run."""
+    a step logs when Ctrl-C, SIGTERM or the machine (:mod:`~swemine.pipelines.failures`) stops the run."""
     NOISE = ("apitools not found", "No semi_persistent_directory found")
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and isinstance(record.exc_info[1], KeyboardInterrupt):
-            return False                 # a step logging the Ctrl-C / SIGTERM that stops the run: main says it
+        error = record.exc_info[1] if record.exc_info else None
+        if error is not None and (isinstance(error, KeyboardInterrupt) or environment_failure(error, "")):
+            return False                 # a step logging what stops the run (Ctrl-C, a full disk): main says it
         return not any(n in record.getMessage() for n in self.NOISE)
 
 

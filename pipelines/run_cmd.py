@@ -104,6 +104,7 @@ def check_inputs(name: str, job) -> str:
 def main(args: argparse.Namespace, beam_args: list[str]) -> int:
     from swemine.manifests.lock import LockError
     from swemine.pipelines.configs import ConfigError
+    from swemine.pipelines.failures import RunFailed
     from swemine.pipelines.runner import UsageError, unknown_beam_flags
 
     unknown = unknown_beam_flags(beam_args)
@@ -125,6 +126,9 @@ def main(args: argparse.Namespace, beam_args: list[str]) -> int:
     except (UsageError, ConfigError, LockError, FileNotFoundError) as err:
         print(f"swemine: error: {_first_line(err)}", file=sys.stderr)
         return 2
+    except RunFailed as err:            # the machine stopped it (disk, memory, file limit): what to change
+        print(f"swemine: error: {err}", file=sys.stderr)
+        return 1
     except Exception as err:            # the Dataflow service (auth, buckets, submission): one line, not a trace
         from swemine.pipelines.dataflow import uses_dataflow
         if not uses_dataflow(beam_args):

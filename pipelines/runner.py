@@ -13,6 +13,7 @@ import logging
 import math
 import os
 import shutil
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +31,7 @@ from swemine.manifests.lock import output_lock
 from swemine.manifests.shards import TMP_DIR, bucket_of, finalize_shards, row_key, row_order, write_keyed_bucket
 from swemine.pipelines import dataflow
 from swemine.pipelines import workers as pipeline_workers
+from swemine.pipelines.failures import RunFailed, environment_failure
 from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
 from swemine.pipelines.outputs import REJECTS as REJECTS_PREFIX
 from swemine.pipelines.stage import pack, unpack
@@ -308,8 +310,11 @@ def _execute_locked(spec: PipelineSpec, output: str, beam_args: list[str] | None
                 counters, order, inputs = _run_local(spec, output, beam_args, inputs, workers if parallel else 1)
             else:
                 counters, order = _run(spec, output, beam_args, inputs)
-    except BaseException:               # failed or interrupted: no half-written bucket stays behind
+    except BaseException as exc:        # failed or interrupted: no half-written bucket stays behind
         _remove_scratch(fs, root)
+        found = None if isinstance(exc, RunFailed) else environment_failure(exc, tempfile.gettempdir())
+        if found:
+            raise RunFailed(found) from exc
         raise
     stages = mf.stage_counters(counters)
     infos = finalize_shards(output, _schemas(spec))

@@ -51,6 +51,7 @@ import pyarrow.compute as pc
 
 from swemine.corpora.records import conform
 from swemine.manifests.shards import ROW_GROUP_ROWS, TMP_DIR, bucket_of, bucket_url, row_order, write_tables_atomic
+from swemine.pipelines.failures import RunFailed, dead_worker, environment_failure
 from swemine.runtime import die_with_parent, paused_gc
 
 log = logging.getLogger("swemine")
@@ -292,7 +293,9 @@ def _worker(run_one: Callable, part: Partition, results, parent: int) -> None:
         results.put((part.index, run_one(os.path.join(part.root, f"out-{part.index}")), None))
     except BaseException as exc:  # noqa: BLE001 - reported to the parent, which aborts the run
         open(os.path.join(part.root, ABORT), "w").close()
-        results.put((part.index, None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"))
+        found = environment_failure(exc, os.path.dirname(part.root))
+        results.put((part.index, None, RunFailed(found) if found else RuntimeError(
+            f"a --workers process failed:\n{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}")))
 
 
 SCRATCH_PREFIX = "swemine-workers-"
@@ -360,7 +363,7 @@ def run_partitioned(run_one: Callable[[str], Any], n: int) -> tuple[str, list]:
         for _ in procs:
             index, got, err = _get(results, procs)
             if err:
-                raise RuntimeError(f"a --workers process failed:\n{err}")
+                raise err
             got_by_index[index] = got
     except BaseException:               # a worker failed, or this process was interrupted: stop them all
         for proc in procs:
@@ -377,14 +380,15 @@ def run_partitioned(run_one: Callable[[str], Any], n: int) -> tuple[str, list]:
 
 
 def _get(results, procs):
-    """Next worker report; raises when a worker died without one (killed, out of memory)."""
+    """Next worker report ``(index, result, error)``; the error of a worker that died without one (killed, out
+    of memory) otherwise."""
     while True:
         try:
             return results.get(timeout=1.0)
         except Exception:  # noqa: BLE001 - queue.Empty: check that the workers are still alive
             dead = [p for p in procs if p.exitcode not in (None, 0)]
             if dead:
-                return None, None, f"worker pid {dead[0].pid} exited with code {dead[0].exitcode}"
+                return None, None, RunFailed(dead_worker(dead[0].pid, dead[0].exitcode))
 
 
 def merge_counters(per_worker: list[list[tuple[str, int]]]) -> list[tuple[str, int]]:

@@ -1,0 +1,53 @@
+"""Runs the machine stopped, said in one line: a full disk or quota, memory, the open-file limit, a worker killed
+from outside. These are not bugs, and a trace would not tell the user what to change; anything else keeps its
+trace."""
+from __future__ import annotations
+
+import errno
+import os
+import re
+import signal
+from collections.abc import Iterator
+
+_STEP = re.compile(r"\[while running '([^']+)'\]")      # Beam's note on an error raised inside a step
+
+
+class RunFailed(RuntimeError):
+    """A run stopped by its environment; the message is one line that says what to change."""
+
+
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and the exceptions it was raised from or while handling (Beam re-raises a step's error as a new
+    exception whose context is the original)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def environment_failure(exc: BaseException, scratch: str) -> str | None:
+    """One line for a failure the machine caused anywhere in ``exc``'s chain, else ``None``. ``scratch`` is
+    where the run keeps its uncompressed parts (named when a disk is full)."""
+    chain = list(_chain(exc))
+    step = next((m.group(1) for e in chain for m in [_STEP.search(str(e))] if m), "")
+    where = f" while running '{step}'" if step else ""
+    for e in chain:
+        code = getattr(e, "errno", None) if isinstance(e, OSError) else None
+        if isinstance(e, MemoryError) or code == errno.ENOMEM:
+            return f"out of memory{where}: run with fewer --workers, or on a machine with more memory"
+        if code in (errno.ENOSPC, errno.EDQUOT):
+            return (f"{os.strerror(code).lower()}{where}: a local run keeps its records uncompressed "
+                    f"under {scratch} ($TMPDIR) until it writes the shards into --output; free space on those disks "
+                    "or point TMPDIR at a larger one")
+        if code in (errno.EMFILE, errno.ENFILE):
+            return f"too many open files{where}: raise the limit (ulimit -n) or run with fewer --workers"
+    return None
+
+
+def dead_worker(pid: int | None, exitcode: int) -> str:
+    """One line for a ``--workers`` process that ended without a report."""
+    if exitcode == -signal.SIGKILL:
+        return (f"a --workers process (pid {pid}) was killed (SIGKILL), most often by the kernel's out-of-memory "
+                "killer: run with fewer --workers, or on a machine with more memory")
+    return f"a --workers process (pid {pid}) exited with code {exitcode} without a report"
