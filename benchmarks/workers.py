@@ -26,7 +26,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 from benchmarks.ingest import default_corpora, replicate  # noqa: E402
 from swemine.pipelines import fim, runner, trajectories  # noqa: E402
 from swemine.pipelines.configs import FimJob, TrajectoriesJob  # noqa: E402
-from swemine.runtime import release_freed_memory  # noqa: E402
+from swemine.runtime import release_freed_memory, usable_cores  # noqa: E402
 
 TARGET = 1.6
 
@@ -73,12 +73,12 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mb", type=float, default=80.0, help="ingest corpus size (the real corpus, replicated)")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--workers", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--workers", type=int, default=max(2, usable_cores()))
     ap.add_argument("--only", choices=("ingest", "fim"), default=None)
     ap.add_argument("--fim-source", action="append", default=None,
                     help="repository to mine in the FIM run (repeatable; default: stdlib)")
     args = ap.parse_args(argv)
-    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start")
+    print(f"machine: {usable_cores()} usable cores, load average {os.getloadavg()[0]:.1f} at start")
     with tempfile.TemporaryDirectory(prefix="swemine-bench-workers-") as tmp:
         if args.only in (None, "ingest"):
             data = pathlib.Path(tmp) / "in"

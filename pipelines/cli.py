@@ -12,7 +12,6 @@ import argparse
 import contextlib
 import importlib
 import logging
-import os
 import signal
 import sys
 import threading
@@ -21,6 +20,7 @@ from collections.abc import Callable, Iterator
 from swemine.pipelines.failures import environment_failure
 from swemine.pipelines.options import bounded
 from swemine.pipelines.registry import COMMANDS, JOBS
+from swemine.runtime import usable_cores
 
 
 def _chosen(argv: list[str]) -> tuple[str | None, str | None]:
@@ -38,7 +38,7 @@ def _add_output_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--force", action="store_true", default=argparse.SUPPRESS,
                    help="recompute even if the output holds the same finished run")
     p.add_argument("--workers", type=bounded(int, 1), default=argparse.SUPPRESS,   # before or after the job name
-                   help=f"local processes (default: the machine's cores, here {os.cpu_count() or 1}); the shards are "
+                   help=f"local processes (default: the cores this process may use, here {usable_cores()}); the shards are "
                         "the same for any number (see swemine.pipelines.workers)")
 
 

@@ -106,13 +106,14 @@ def main(args: argparse.Namespace, beam_args: list[str]) -> int:
     from swemine.pipelines.configs import ConfigError
     from swemine.pipelines.failures import RunFailed
     from swemine.pipelines.runner import UsageError, unknown_beam_flags
+    from swemine.runtime import usable_cores
 
     unknown = unknown_beam_flags(beam_args)
     if unknown:
         print(f"swemine: error: unrecognized arguments: {' '.join(unknown)} (not a swemine flag of this job, "
               "nor a Beam pipeline option)", file=sys.stderr)
         return 2
-    workers = getattr(args, "workers", None) or os.cpu_count() or 1
+    workers = getattr(args, "workers", None) or usable_cores()
     output_arg, force = getattr(args, "output", None), getattr(args, "force", False)
     if not args.pipeline:
         return _run_default(output_arg or os.path.join(DEFAULT_OUTPUT_ROOT, "default"), beam_args, force, workers)

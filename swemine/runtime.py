@@ -1,10 +1,13 @@
-"""Process-level memory behaviour for local runs: the cyclic garbage collector and the C heap."""
+"""Process-level settings for local runs: the cores they may use, the cyclic garbage collector, the C heap and
+the lifetime of forked workers."""
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
 import functools
 import gc
+import math
+import os
 import signal
 from contextlib import contextmanager
 
@@ -88,3 +91,38 @@ def die_with_parent(sig: int = signal.SIGTERM) -> bool:
     forked worker does not outlive a launcher killed outright. Returns False where that is not available."""
     prctl = getattr(_libc(), "prctl", None)
     return prctl is not None and prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0
+
+
+def usable_cores(cgroup_root: str = "/sys/fs/cgroup") -> int:
+    """The cores this process may use: its CPU affinity (``taskset``, cpusets), capped by a cgroup CPU quota
+    (``docker --cpus``, a Kubernetes CPU limit), rounded up; at least 1. ``os.cpu_count()`` counts the host's
+    cores, so a container limited to 2 of 64 would start 64 workers."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    quota = _cgroup_cpu_quota(cgroup_root)
+    return max(1, min(cores, math.ceil(quota)) if quota else cores)
+
+
+def _cgroup_cpu_quota(root: str) -> float | None:
+    """CPUs' worth of time per period the cgroup grants (cgroup v2 ``cpu.max``, v1 ``cfs_quota_us`` over
+    ``cfs_period_us``); ``None`` without a limit or a readable file."""
+    candidates = [(os.path.join(root, "cpu.max"), None)] + [
+        (os.path.join(root, d, "cpu.cfs_quota_us"), os.path.join(root, d, "cpu.cfs_period_us"))
+        for d in ("cpu", "cpu,cpuacct")]
+    for quota_path, period_path in candidates:
+        try:
+            with open(quota_path) as fh:
+                fields = fh.read().split()
+            if period_path is not None:
+                with open(period_path) as fh:
+                    fields.append(fh.read().strip())
+        except OSError:
+            continue
+        try:
+            quota, period = int(fields[0]), int(fields[1])
+        except (IndexError, ValueError):     # "max": no limit
+            return None
+        return quota / period if quota > 0 and period > 0 else None
+    return None

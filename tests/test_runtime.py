@@ -1,7 +1,10 @@
 import gc
+import os
 import platform
 
-from swemine.runtime import BATCH_GC_THRESHOLD, batch_gc, keep_freed_memory, paused_gc
+import pytest
+
+from swemine.runtime import BATCH_GC_THRESHOLD, batch_gc, keep_freed_memory, paused_gc, usable_cores
 
 
 def test_batch_gc_raises_the_thresholds_for_the_block_only():
@@ -38,3 +41,21 @@ def test_a_local_run_restores_the_collector_and_the_state_sampler(tmp_path):
     runner.execute(trajectories.build_spec(TrajectoriesJob(inputs=(str(sample),))), str(tmp_path / "out"))
     assert gc.get_threshold() == gc_before
     assert statesampler.StateSampler.__init__.__defaults__ == sampler_before
+
+
+@pytest.mark.parametrize("files,affinity,expected", [
+    ({"cpu.max": "max 100000\n"}, 8, 8),                                          # cgroup v2, no limit
+    ({"cpu.max": "200000 100000\n"}, 64, 2),                                      # docker --cpus=2 on 64 cores
+    ({"cpu.max": "150000 100000\n"}, 64, 2),                                      # --cpus=1.5: rounded up
+    ({"cpu.max": "50000 100000\n"}, 64, 1),                                       # half a core: one worker
+    ({"cpu/cpu.cfs_quota_us": "400000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 16, 4),   # cgroup v1
+    ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, 16, 16),      # v1, no limit
+    ({"cpu.max": "800000 100000\n"}, 3, 3),                                       # taskset / cpuset wins
+    ({}, 5, 5),                                                                   # no cgroup files
+])
+def test_usable_cores_follow_affinity_and_the_cgroup_quota(tmp_path, monkeypatch, files, affinity, expected):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(affinity)))
+    assert usable_cores(str(tmp_path)) == expected
