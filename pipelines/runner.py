@@ -34,6 +34,7 @@ from swemine.pipelines import workers as pipeline_workers
 from swemine.pipelines.failures import RunFailed, environment_failure
 from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
 from swemine.pipelines.outputs import REJECTS as REJECTS_PREFIX
+from swemine.pipelines.scratch import remove_scratch
 from swemine.pipelines.stage import pack, unpack
 from swemine.runtime import batch_gc, keep_freed_memory
 
@@ -221,7 +222,7 @@ def _run_local(spec: PipelineSpec, output: str, beam_args: list[str] | None, inp
     try:
         pipeline_workers.merge_buckets(root, n, output, _schemas(spec))
     finally:
-        pipeline_workers.remove_scratch(root)
+        remove_scratch(root)
     hashes = {k: v for _, part in results for k, v in part.items()}
     hashes.update(mf.input_hashes([i for i in inputs if i["uri"] not in hashes]))   # files no reader hashed whole
     return (pipeline_workers.merge_counters([c for (c, _), _ in results]), results[0][0][1],

@@ -25,7 +25,6 @@ sorts it as the shuffling writer does (record id, provenance) and writes the sam
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import glob
 import hashlib
 import itertools
@@ -34,7 +33,6 @@ import multiprocessing
 import os
 import pickle
 import re
-import shutil
 import signal
 import tempfile
 import time
@@ -52,6 +50,7 @@ import pyarrow.compute as pc
 from swemine.corpora.records import conform
 from swemine.manifests.shards import ROW_GROUP_ROWS, TMP_DIR, bucket_of, bucket_url, row_order, write_tables_atomic
 from swemine.pipelines.failures import RunFailed, dead_worker, environment_failure
+from swemine.pipelines.scratch import new_scratch, remove_scratch
 from swemine.runtime import die_with_parent, paused_gc
 
 log = logging.getLogger("swemine")
@@ -296,48 +295,6 @@ def _worker(run_one: Callable, part: Partition, results, parent: int) -> None:
         found = environment_failure(exc, os.path.dirname(part.root))
         results.put((part.index, None, RunFailed(found) if found else RuntimeError(
             f"a --workers process failed:\n{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}")))
-
-
-SCRATCH_PREFIX = "swemine-workers-"
-OWNER_LOCK = "owner.lock"
-_owner_fds: dict[str, int] = {}
-
-
-def new_scratch() -> str:
-    """A new scratch root under ``$TMPDIR`` for one local run, locked (``flock`` on ``owner.lock``, the file
-    descriptor kept open, and shared by forked workers) until :func:`remove_scratch`. Roots of runs whose
-    processes are all gone (a launcher killed with ``kill -9``, or by the OOM killer) are removed first."""
-    for stale in glob.glob(os.path.join(tempfile.gettempdir(), SCRATCH_PREFIX + "*")):
-        _remove_if_unowned(stale)
-    root = tempfile.mkdtemp(prefix=SCRATCH_PREFIX)
-    fd = os.open(os.path.join(root, OWNER_LOCK + ".new"), os.O_CREAT | os.O_RDWR, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    os.replace(os.path.join(root, OWNER_LOCK + ".new"), os.path.join(root, OWNER_LOCK))   # appears locked
-    _owner_fds[root] = fd
-    return root
-
-
-def _remove_if_unowned(root: str) -> None:
-    try:
-        fd = os.open(os.path.join(root, OWNER_LOCK), os.O_RDWR)
-    except OSError:                     # not locked yet (being made now) or not a root of ours
-        return
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:             # a live run holds it
-        return
-    finally:
-        os.close(fd)
-    log.warning("removing %s, the scratch folder of a run that is gone", root)
-    shutil.rmtree(root, ignore_errors=True)
-
-
-def remove_scratch(root: str) -> None:
-    """Remove a root from :func:`new_scratch` and release its lock."""
-    shutil.rmtree(root, ignore_errors=True)
-    fd = _owner_fds.pop(root, None)
-    if fd is not None:
-        os.close(fd)
 
 
 def run_partitioned(run_one: Callable[[str], Any], n: int) -> tuple[str, list]:

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from swemine.pipelines import workers
+from swemine.pipelines.scratch import new_scratch, remove_scratch
 
 RUN = "import sys; from swemine.pipelines.cli import main; sys.exit(main())"
 
@@ -71,5 +71,8 @@ def test_workers_die_with_a_launcher_killed_outright(tmp_path, monkeypatch):
     assert _live_runs(out) == []
     assert len(list(scratch.glob("swemine-workers-*"))) == 1
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
-    workers.remove_scratch(workers.new_scratch())
+    deadline = time.monotonic() + 5        # an exiting process drops its memory (and /proc cmdline) before its files
+    while list(scratch.iterdir()) and time.monotonic() < deadline:
+        remove_scratch(new_scratch())
+        time.sleep(0.02)
     assert list(scratch.iterdir()) == []

@@ -5,7 +5,7 @@ import pathlib
 
 import pytest
 
-from swemine.pipelines import errors, fim, localization, runner, tasks_mining, trajectories, workers
+from swemine.pipelines import errors, fim, localization, runner, scratch, tasks_mining, trajectories, workers
 from swemine.pipelines.configs import ErrorsJob, FilterConfig, FimJob, LocalizationJob, TasksJob, TrajectoriesJob
 from swemine.pipelines.runner import Built, PipelineSpec
 from tests.gitutil import build_history, build_shapes, commit_files, init_repo, write_issues
@@ -171,15 +171,15 @@ def test_a_new_run_removes_the_scratch_of_runs_that_are_gone(tmp_path, monkeypat
     import tempfile
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    live, gone = workers.new_scratch(), workers.new_scratch()
+    live, gone = scratch.new_scratch(), scratch.new_scratch()
     (pathlib.Path(gone) / "out-0").mkdir()
-    os.close(workers._owner_fds.pop(gone))           # its process died: the kernel dropped the lock
+    os.close(scratch._owner_fds.pop(gone))           # its process died: the kernel dropped the lock
     other = tmp_path / "swemine-workers-not-ours"
     other.mkdir()
-    mine = workers.new_scratch()
+    mine = scratch.new_scratch()
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(pathlib.Path(p).name for p in (live, mine, other))
     for root in (live, mine):
-        workers.remove_scratch(root)
+        scratch.remove_scratch(root)
     assert [p.name for p in tmp_path.iterdir()] == [other.name]
 
 
