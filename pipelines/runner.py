@@ -36,7 +36,7 @@ from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
 from swemine.pipelines.outputs import REJECTS as REJECTS_PREFIX
 from swemine.pipelines.scratch import remove_scratch
 from swemine.pipelines.stage import pack, unpack
-from swemine.runtime import batch_gc, keep_freed_memory
+from swemine.runtime import batch_gc, keep_freed_memory, raise_open_file_limit
 
 log = logging.getLogger("swemine")
 
@@ -183,9 +183,11 @@ def _run(spec: PipelineSpec, output: str, beam_args: list[str] | None,
 @contextlib.contextmanager
 def _local_settings():
     """Settings for a run in this process (and its ``--workers``): a heap that keeps what it frees
-    (:func:`swemine.runtime.keep_freed_memory`) and, while the run lasts, a garbage collector that seldom runs
-    (:func:`swemine.runtime.batch_gc`) and bundles that end promptly."""
+    (:func:`swemine.runtime.keep_freed_memory`), the open-file limit at its maximum
+    (:func:`swemine.runtime.raise_open_file_limit`) and, while the run lasts, a garbage collector that seldom
+    runs (:func:`swemine.runtime.batch_gc`) and bundles that end promptly."""
     keep_freed_memory()
+    raise_open_file_limit()
     with batch_gc(), _prompt_bundle_ends():
         yield
 

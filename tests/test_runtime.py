@@ -1,10 +1,18 @@
 import gc
 import os
 import platform
+import resource
 
 import pytest
 
-from swemine.runtime import BATCH_GC_THRESHOLD, batch_gc, keep_freed_memory, paused_gc, usable_cores
+from swemine.runtime import (
+    BATCH_GC_THRESHOLD,
+    batch_gc,
+    keep_freed_memory,
+    paused_gc,
+    raise_open_file_limit,
+    usable_cores,
+)
 
 
 def test_batch_gc_raises_the_thresholds_for_the_block_only():
@@ -59,3 +67,13 @@ def test_usable_cores_follow_affinity_and_the_cgroup_quota(tmp_path, monkeypatch
         (tmp_path / name).write_text(text)
     monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(affinity)))
     assert usable_cores(str(tmp_path)) == expected
+
+
+def test_the_open_file_limit_is_raised_to_the_hard_limit():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(256, hard), hard))
+    try:
+        expected = hard if hard != resource.RLIM_INFINITY else min(256, hard)
+        assert raise_open_file_limit() == expected == resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
