@@ -302,7 +302,7 @@ def _execute_locked(spec: PipelineSpec, output: str, beam_args: list[str] | None
         return manifest
     started = time.time()
     fs, root = fsspec.core.url_to_fs(output)
-    _remove_scratch(fs, root)
+    _remove_output_tmp(fs, root)
     fs.makedirs(root, exist_ok=True)
     local = pipeline_workers.is_local(list(beam_args or []))
     parallel = workers > 1 and spec.partitionable and local
@@ -314,7 +314,7 @@ def _execute_locked(spec: PipelineSpec, output: str, beam_args: list[str] | None
             else:
                 counters, order = _run(spec, output, beam_args, inputs)
     except BaseException as exc:        # failed or interrupted: no half-written bucket stays behind
-        _remove_scratch(fs, root)
+        _remove_output_tmp(fs, root)
         found = None if isinstance(exc, RunFailed) else environment_failure(exc, tempfile.gettempdir())
         if found:
             raise RunFailed(found) from exc
@@ -328,7 +328,7 @@ def _execute_locked(spec: PipelineSpec, output: str, beam_args: list[str] | None
     return manifest
 
 
-def _remove_scratch(fs, root: str) -> None:
+def _remove_output_tmp(fs, root: str) -> None:
     """Remove the run folder's ``_tmp`` (buckets before :func:`finalize_shards`), if there is one."""
     if fs.exists(f"{root}/{TMP_DIR}"):
         fs.rm(f"{root}/{TMP_DIR}", recursive=True)
