@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import json
+import logging
 import os
 import re
 import time
@@ -19,6 +20,8 @@ import fsspec
 
 from swemine.corpora.git import resolve_commit
 from swemine.corpora.records import forget_read_digests, input_sha256, read_digest
+
+log = logging.getLogger("swemine")
 
 MANIFEST_NAME = "manifest.json"
 COUNTER_NAMESPACE = "swemine"
@@ -159,19 +162,56 @@ def write_manifest(output: str, manifest: Mapping[str, Any]) -> str:
     return path
 
 
+class ManifestError(ValueError):
+    """A ``manifest.json`` that is not a run's manifest: truncated, edited by hand, not JSON."""
+
+
+#: What every manifest holds, and every listed output.
+REQUIRED_KEYS = ("run_id", "pipeline", "config_hash", "stages", "outputs")
+REQUIRED_OUTPUT_KEYS = ("path", "rows", "bytes", "sha256")
+
+
 def read_manifest(output: str) -> dict[str, Any] | None:
-    """The run's manifest, or ``None`` when the run is absent or unfinished."""
+    """The run's manifest, or ``None`` when the run is absent or unfinished; :class:`ManifestError` (one line)
+    when the file is damaged."""
     fs, root = fsspec.core.url_to_fs(output)
     path = f"{root.rstrip('/')}/{MANIFEST_NAME}"
     if not fs.exists(path):
         return None
-    with fs.open(path, "r") as fh:
-        return json.load(fh)
+    with fs.open(path, "rb") as fh:
+        raw = fh.read()
+    try:
+        manifest = json.loads(raw)
+    except ValueError as exc:
+        raise ManifestError(f"{path}: damaged manifest ({exc}); run the job again to rebuild it") from None
+    outputs = manifest.get("outputs") if isinstance(manifest, dict) else None
+    if (not isinstance(outputs, list) or any(k not in manifest for k in REQUIRED_KEYS)
+            or not all(isinstance(o, dict) and all(k in o for k in REQUIRED_OUTPUT_KEYS) for o in outputs)):
+        raise ManifestError(f"{path}: not a swemine manifest (it needs {', '.join(REQUIRED_KEYS)} and a path, "
+                            "rows, bytes and sha256 per output); run the job again to rebuild it")
+    return manifest
+
+
+def finished_run(output: str, pipeline: str) -> dict[str, Any]:
+    """The manifest of the finished ``pipeline`` run in ``output``; :class:`ManifestError` (one line) when there
+    is none, it is damaged, or it is another pipeline's."""
+    manifest = read_manifest(output)
+    if manifest is None:
+        raise ManifestError(f"{output}: no {MANIFEST_NAME} (not a finished run)")
+    if manifest["pipeline"] != pipeline:
+        raise ManifestError(f"{output} is a `{manifest['pipeline']}` run; this needs a `swemine run {pipeline}` "
+                            "output")
+    return manifest
 
 
 def is_complete(output: str, cfg_hash: str, config: Mapping[str, Any] | None = None) -> bool:
-    """True when ``output`` holds a finished run of the same config whose shards are all present."""
-    manifest = read_manifest(output)
+    """True when ``output`` holds a finished run of the same config whose shards are all present (a damaged
+    manifest means an unfinished run)."""
+    try:
+        manifest = read_manifest(output)
+    except ManifestError as exc:
+        log.warning("%s", exc)
+        return False
     if not manifest or manifest.get("config_hash") != cfg_hash:
         return False
     if config is not None and json.loads(json.dumps(config, default=str)) != manifest.get("config"):

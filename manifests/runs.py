@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from swemine.manifests.manifest import MANIFEST_NAME, read_manifest
+from swemine.manifests.manifest import MANIFEST_NAME, ManifestError, read_manifest
 
 _SHARD_RE = re.compile(r"^(?P<prefix>.+)-(?P<i>\d{5})-of-(?P<n>\d{5})\.parquet$")
 SPLIT_NAMES = ("train", "validation", "test")
@@ -122,7 +122,10 @@ def _groups(run: Run) -> list[OutputGroup]:
 
 
 def _load_run(path: str, repo_dir: str) -> Run:
-    manifest = read_manifest(path)
+    try:
+        manifest = read_manifest(path)
+    except ManifestError as exc:
+        raise RunError(str(exc)) from None
     if manifest is None:
         raise RunError(f"{path}: no {MANIFEST_NAME} (not a finished run)")
     run = Run(dir=os.path.abspath(path), label=os.path.basename(os.path.abspath(path)), manifest=manifest,

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
+import sys
 
+from swemine.manifests.manifest import ManifestError, finished_run
 from swemine.manifests.shards import read_rows
 from swemine.miners.errors.evaluate import format_scores, parse_labels, predictions_of, score
 from swemine.pipelines.outputs import ERRORS as RECORDS
@@ -18,8 +20,17 @@ def add_arguments(parser) -> None:
 
 
 def main(args) -> int:
-    with open(args.labels, encoding="utf-8") as fh:
-        labels, bad = parse_labels(fh)
+    try:
+        finished_run(args.run, "errors")
+        with open(args.labels, encoding="utf-8") as fh:
+            labels, bad = parse_labels(fh)
+    except (ManifestError, OSError, UnicodeDecodeError) as exc:
+        print(f"swemine: error: {exc}", file=sys.stderr)
+        return 2
+    if not labels:
+        print(f"swemine: error: {args.labels}: no usable label row ({bad['bad_row']} unusable; each needs "
+              "instance_id and step or action_index)", file=sys.stderr)
+        return 2
     preds = predictions_of(read_rows(args.run, RECORDS) + read_rows(args.run, NOT_DIAGNOSED),
                            read_rows(args.run, FILTERED_PREFIX))
     results = {**score(labels, preds), **bad}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 from swemine.corpora.repos import repo_for
 from swemine.miners.localization.evaluate import evaluate, format_table, load_gold, load_predictions
@@ -17,8 +18,17 @@ def add_arguments(parser) -> None:
 
 
 def main(args) -> int:
-    gold, info = load_gold(args.gold, (lambda name: repo_for(args.repos, name)) if args.repos else None)
-    results = evaluate(load_predictions(args.predictions), gold)
+    try:
+        gold, info = load_gold(args.gold, (lambda name: repo_for(args.repos, name)) if args.repos else None)
+        predictions = load_predictions(args.predictions)
+    except (ValueError, OSError) as exc:      # the loaders' one-line complaints about a file
+        print(f"swemine: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        return 2
+    for what, found, flag in (("gold instance", gold, "--gold"), ("prediction", predictions, "--predictions")):
+        if not found:
+            print(f"swemine: error: no {what} read from {flag} {' '.join(getattr(args, flag[2:]))}", file=sys.stderr)
+            return 2
+    results = evaluate(predictions, gold)
     if args.json:
         print(json.dumps({**results, "gold": info}, indent=2, sort_keys=True))
         return 0

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import collections
 import json
+import sys
 
 import fsspec
 
-from swemine.manifests.manifest import read_manifest
+from swemine.manifests.manifest import ManifestError, read_manifest
 from swemine.manifests.shards import read_shard
 
 
@@ -21,7 +22,11 @@ def _short(value, limit=160):
 
 
 def main(args) -> int:
-    manifest = read_manifest(args.run_dir)
+    try:
+        manifest = read_manifest(args.run_dir)
+    except ManifestError as exc:
+        print(f"swemine: error: {exc}", file=sys.stderr)
+        return 2
     if manifest is None:
         print(f"{args.run_dir}: no manifest.json (not a finished run)")
         return 2

@@ -2,6 +2,7 @@
 scrubbing is on by default; ``--follow-symlinks`` is the only way to read a symlink out of the input folder."""
 from __future__ import annotations
 
+import json
 import os
 import pathlib
 import shutil
@@ -93,3 +94,45 @@ def test_settings_naming_nothing_are_one_line_errors(tmp_path, capsys):
     _one_line_error(capsys, rc, "has no commit 'no-such-branch'")
     rc = main(["run", "fim", "--repos", str(tmp_path / "calc.py"), "--output", str(tmp_path / "f")])
     _one_line_error(capsys, rc, "not a directory")
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory):
+    """A finished `trajectories` run over the embedded sample (not an `errors` run)."""
+    out = tmp_path_factory.mktemp("sample") / "run"
+    assert main(["run", "trajectories", "--input", str(SAMPLE), "--output", str(out), "--workers", "1"]) == 0
+    return out
+
+
+@pytest.mark.parametrize("text,needle", [("{not json", "damaged manifest"),
+                                         ('{"run_id": "x"}', "not a swemine manifest")])
+def test_a_damaged_manifest_is_one_line_for_every_reader_and_a_rerun_for_run(sample_run, tmp_path, capsys, text,
+                                                                           needle):
+    run = tmp_path / "run"
+    shutil.copytree(sample_run, run)
+    (run / "manifest.json").write_text(text)
+    _one_line_error(capsys, main(["inspect", str(run)]), needle)
+    for command in (["report", str(run)], ["publish", str(run), "--repo-id", "o/n", "--dry-run"]):
+        _one_line_error(capsys, main(command), needle)
+    assert main(["run", "trajectories", "--input", str(SAMPLE), "--output", str(run), "--workers", "1"]) == 0
+    assert json.loads((run / "manifest.json").read_text())["outputs"]       # rebuilt, not taken as up to date
+
+
+def test_evaluators_refuse_what_they_cannot_score(sample_run, tmp_path, capsys):
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text('{"instance_id": "a__b-1"}\n')                           # no step: unusable
+    _one_line_error(capsys, main(["eval-errors", "--labels", str(labels), "--run", str(sample_run)]),
+                    "is a `trajectories` run; this needs a `swemine run errors` output")
+    _one_line_error(capsys, main(["eval-errors", "--labels", str(labels), "--run", str(tmp_path)]), "no manifest.json")
+    errors_run = str(tmp_path / "errors")
+    assert main(["run", "errors", "--input", str(SAMPLE), "--output", errors_run, "--workers", "1"]) == 0
+    capsys.readouterr()
+    _one_line_error(capsys, main(["eval-errors", "--labels", str(labels), "--run", errors_run]),
+                    "no usable label row (1 unusable; each needs instance_id and step or action_index)")
+    empty = tmp_path / "not-predictions.jsonl"
+    empty.write_text('{"x": 1}\n')
+    gold = str(SAMPLE.parents[1] / "tasks" / "sample_tasks.jsonl")
+    _one_line_error(capsys, main(["eval-loc", "--predictions", str(empty), "--gold", gold]),
+                    "no prediction read from --predictions")
+    _one_line_error(capsys, main(["eval-loc", "--predictions", str(SAMPLE.parents[1] / "__init__.py"), "--gold", gold]),
+                    "unsupported_file_type")
