@@ -301,8 +301,13 @@ class FimJob:
         """``path@<rev>`` of a local git repository with ``rev`` a branch, tag or ``HEAD`` → ``path@<sha>`` (the run
         config then names the exact commit, and a moved branch is a new run); any other spec as given."""
         from swemine.corpora.git import resolve_commit
+        from swemine.corpora.repos import is_url
 
         head, sep, rev = spec.rpartition("@")
+        if spec == "stdlib" or spec.startswith("pkg:") or is_url(spec):
+            return spec
+        if not os.path.exists(spec) and not (sep and head and os.path.exists(head)):
+            raise ConfigError(f"--source {spec}: no such repository path")
         if not sep or not head or not os.path.isdir(head):
             return spec
         sha = resolve_commit(head, rev)

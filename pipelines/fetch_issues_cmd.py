@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import re
+import sys
 
-from swemine.clients.github import DEFAULT_API, GitHubClient, dump_issues
+from swemine.clients.github import DEFAULT_API, GitHubClient, GitHubError, dump_issues
 
 
 def add_arguments(parser) -> None:
@@ -17,9 +19,19 @@ def add_arguments(parser) -> None:
 
 
 def main(args) -> int:
+    if not re.fullmatch(r"[\w.-]+/[\w.-]+", args.repo):
+        print(f"swemine: error: {args.repo!r} is not owner/name", file=sys.stderr)
+        return 2
     client = GitHubClient(api=args.api, cache_dir=args.cache_dir)
     path = args.output or args.repo.replace("/", "__") + ".jsonl"
-    n = dump_issues(client, args.repo, path, since=args.since)
+    try:
+        n = dump_issues(client, args.repo, path, since=args.since)
+    except GitHubError as err:
+        print(f"swemine: error: {err}", file=sys.stderr)
+        return 1
+    except OSError as err:
+        print(f"swemine: error: cannot write {path}: {err.strerror or err}", file=sys.stderr)
+        return 2
     print(f"{n} issues and pull requests of {args.repo} → {path}  ({client.stats['requests']} requests, "
           f"{client.stats['not_modified']} not modified, {client.stats['waited_s']:.0f}s rate-limit waits)")
     return 0

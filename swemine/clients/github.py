@@ -7,7 +7,9 @@ secondary rate limits, and conditional requests with ETags cached on disk.
   error;
 - conditional requests: each GET's ``ETag`` and body are cached under ``cache_dir``; the next GET sends
   ``If-None-Match`` and a ``304 Not Modified`` answer returns the cached body (GitHub does not count it against
-  the rate limit).
+  the rate limit);
+- transient failures (connection refused or reset, DNS, timeouts, 5xx answers) are retried after 1, 2, 4, ...
+  seconds (at most 30), ``max_retries`` times, then raised as one-line :class:`GitHubError`.
 
 :func:`dump_issues` writes the JSONL dump that :mod:`swemine.miners.tasks.issue_links` reads.
 """
@@ -109,6 +111,9 @@ class GitHubClient:
                 if err.code == 304 and cached:
                     self.stats["not_modified"] += 1
                     return cached["body"], next_link(cached.get("link"))
+                if err.code >= 500 and _attempt < self.max_retries:       # GitHub's own hiccup: back off, retry
+                    self._back_off(_attempt)
+                    continue
                 wait = self._rate_limit_wait(err.code, err.headers) if err.code in (403, 429) else None
                 if wait is None:
                     raise GitHubError(f"GET {url}: HTTP {err.code}: {err.read()[:300]!r}") from err
@@ -117,7 +122,20 @@ class GitHubClient:
                 self.stats["rate_limited"] += 1
                 self.stats["waited_s"] += wait
                 self.sleep(wait)
-        raise GitHubError(f"GET {url}: still rate limited after {self.max_retries} retries")
+            except (urllib.error.URLError, OSError) as err:            # refused, reset, DNS, timeout
+                if _attempt < self.max_retries:
+                    self._back_off(_attempt)
+                    continue
+                reason = getattr(err, "reason", err)
+                raise GitHubError(f"GET {url}: cannot reach the API ({reason}) after {self.max_retries} "
+                                  "retries") from err
+        raise GitHubError(f"GET {url}: still failing (rate limit or server error) after {self.max_retries} retries")
+
+    def _back_off(self, attempt: int) -> None:
+        """Wait before retrying a failed connection or a 5xx answer: 1, 2, 4, ... seconds, at most 30."""
+        wait = float(min(2 ** attempt, 30))
+        self.stats["waited_s"] += wait
+        self.sleep(wait)
 
     def paginate(self, url: str) -> Iterator[Any]:
         """Every item of a list endpoint, following ``Link: rel="next"``."""
@@ -142,9 +160,14 @@ def dump_issues(client: GitHubClient, repo: str, path: str, **kwargs) -> int:
     """Write ``repo``'s issues as the JSONL dump the task miner reads; returns the number of rows."""
     n = 0
     tmp = path + ".tmp"
-    with open(tmp, "w") as fh:
-        for row in client.iter_issues(repo, **kwargs):
-            fh.write(json.dumps(row, ensure_ascii=False) + "\n")
-            n += 1
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w") as fh:
+            for row in client.iter_issues(repo, **kwargs):
+                fh.write(json.dumps(row, ensure_ascii=False) + "\n")
+                n += 1
+        os.replace(tmp, path)
+    except BaseException:               # no half dump left beside the last complete one
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
     return n

@@ -44,6 +44,11 @@ class FakeGitHub(BaseHTTPRequestHandler):
                 FakeGitHub.limited.add("secondary")
                 return self._send(403, {"message": "secondary rate limit"}, {"Retry-After": "7"})
             return self._send(200, [])
+        if url.path == "/flaky":
+            if "flaky" not in FakeGitHub.limited:
+                FakeGitHub.limited.add("flaky")
+                return self._send(502, {"message": "Bad Gateway"})
+            return self._send(200, [{"number": 1}])
         if url.path == "/forbidden":
             return self._send(403, {"message": "Resource not accessible"}, {"X-RateLimit-Remaining": "4999"})
         if url.path != "/repos/acme/calc/issues":
@@ -126,3 +131,37 @@ def test_fetch_issues_command(server, tmp_path, capsys, monkeypatch):
     assert [json.loads(line)["number"] for line in out.read_text().splitlines()] == [4, 5, 9]
     assert "3 issues and pull requests of acme/calc" in capsys.readouterr().out
     assert "per_page=100" in FakeGitHub.log[0][0] and FakeGitHub.log[0][1] is None
+
+
+def _closed_port() -> str:
+    import socket
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{sock.getsockname()[1]}"
+
+
+def test_server_errors_and_lost_connections_are_retried_then_one_line(server):
+    waits = []
+    client = GitHubClient(token="", api=server, sleep=waits.append)
+    assert client.get("/flaky")[0] == [{"number": 1}] and waits == [1.0]
+    waits.clear()
+    down = GitHubClient(token="", api=_closed_port(), sleep=waits.append, max_retries=3)
+    with pytest.raises(GitHubError, match=r"cannot reach the API \(.*Connection refused.*\) after 3 retries"):
+        down.get("/repos/acme/calc/issues")
+    assert waits == [1.0, 2.0, 4.0]
+
+
+def test_fetch_issues_failures_are_one_line_and_leave_no_partial_dump(tmp_path, capsys, monkeypatch):
+    from swemine.pipelines import fetch_issues_cmd
+
+    monkeypatch.setattr(fetch_issues_cmd, "GitHubClient",
+                        lambda **kw: GitHubClient(token="", sleep=lambda _s: None, max_retries=1, **kw))
+    (tmp_path / "out").mkdir()
+    out = tmp_path / "out" / "acme__calc.jsonl"
+    assert main(["fetch-issues", "acme/calc", "--api", _closed_port(), "--output", str(out),
+                 "--cache-dir", str(tmp_path / "cache")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("swemine: error: GET ") and "cannot reach the API" in err and len(err.splitlines()) == 1
+    assert list((tmp_path / "out").iterdir()) == []
+    assert main(["fetch-issues", "acme", "--output", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == "swemine: error: 'acme' is not owner/name"
