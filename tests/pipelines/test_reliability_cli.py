@@ -94,6 +94,9 @@ def test_settings_naming_nothing_are_one_line_errors(tmp_path, capsys):
     _one_line_error(capsys, rc, "has no commit 'no-such-branch'")
     rc = main(["run", "fim", "--repos", str(tmp_path / "calc.py"), "--output", str(tmp_path / "f")])
     _one_line_error(capsys, rc, "not a directory")
+    for missing in (str(tmp_path / "nope"), f"{tmp_path / 'nope'}@main"):
+        rc = main(["run", "fim", "--source", missing, "--output", str(tmp_path / "f")])
+        _one_line_error(capsys, rc, f"--source {missing}: no such repository path")
 
 
 @pytest.fixture(scope="module")
