@@ -16,6 +16,6 @@ def add_arguments(parser) -> None:
 def main(args) -> int:
     try:
         return launch(args)
-    except DataMismatch as exc:
+    except (DataMismatch, ValueError) as exc:        # the data or the options do not fit: one line
         print(f"swemine launch midtrain: error: {exc}", file=sys.stderr)
         return 2

@@ -98,8 +98,13 @@ def test_dry_run_refuses_rows_of_another_format_or_family(tmp_path, capsys):
     assert cli.main(["launch", "midtrain", "--data", str(spm), "--model", "m", "--output", "o", "--dry-run",
                      "--format", "psm"]) == 2
     assert "re-rendered in another order" in capsys.readouterr().err
-    with pytest.raises(ValueError, match="--context-weight applies with --loss-on all"):
-        cli.main(argv + ["--format", "repo", "--context-weight", "0.1"])
+    assert cli.main(argv + ["--format", "repo", "--context-weight", "0.1"]) == 2
+    assert "--context-weight applies with --loss-on all" in capsys.readouterr().err
+    (tmp_path / "empty" / "rejects").mkdir(parents=True)
+    _shard(tmp_path / "empty" / "rejects" / "rejects-00000-of-00001.parquet", [{"reason": "x"}])
+    assert cli.main(["launch", "midtrain", "--data", str(tmp_path / "empty"), "--model", "m", "--output", "o",
+                     "--dry-run"]) == 2
+    assert "no Parquet shards there" in capsys.readouterr().err
 
 
 def test_local_launch_trains(tmp_path, fim_run, tiny_model_dir):
