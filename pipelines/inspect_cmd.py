@@ -6,6 +6,8 @@ import json
 import sys
 
 import fsspec
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from swemine.manifests.manifest import ManifestError, read_manifest
 from swemine.manifests.shards import read_shard
@@ -21,6 +23,19 @@ def _short(value, limit=160):
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+def _damaged_shard(fs, root: str, outputs: list[dict]) -> str:
+    """What is wrong with the first listed shard that is missing, of another size, or not Parquet; ``""``."""
+    for o in outputs:
+        path = f"{root}/{o['path']}"
+        if not fs.exists(path) or fs.size(path) != o["bytes"]:
+            return f"shard {o['path']} is missing or its size differs from the manifest"
+        try:
+            pq.read_metadata(fs.open(path, "rb"))
+        except (OSError, pa.ArrowInvalid) as exc:
+            return f"shard {o['path']} is not readable Parquet ({str(exc).splitlines()[0]})"
+    return ""
+
+
 def main(args) -> int:
     try:
         manifest = read_manifest(args.run_dir)
@@ -31,7 +46,11 @@ def main(args) -> int:
         print(f"{args.run_dir}: no manifest.json (not a finished run)")
         return 2
     fs, root = fsspec.core.url_to_fs(args.run_dir)
-    print(f"run {manifest['run_id']}  pipeline={manifest['pipeline']}  version={manifest['package_version']}")
+    damaged = _damaged_shard(fs, root, manifest["outputs"])
+    if damaged:
+        print(f"swemine: error: {args.run_dir}: {damaged}; run the job again to rebuild it", file=sys.stderr)
+        return 1
+    print(f"run {manifest['run_id']}  pipeline={manifest['pipeline']}  version={manifest.get('package_version')}")
     groups = collections.defaultdict(list)
     for o in manifest["outputs"]:
         groups[o["path"].rsplit("-", 3)[0]].append(o)

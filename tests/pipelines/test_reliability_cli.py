@@ -139,3 +139,18 @@ def test_evaluators_refuse_what_they_cannot_score(sample_run, tmp_path, capsys):
                     "no prediction read from --predictions")
     _one_line_error(capsys, main(["eval-loc", "--predictions", str(SAMPLE.parents[1] / "__init__.py"), "--gold", gold]),
                     "unsupported_file_type")
+
+
+def test_inspect_names_a_missing_or_unreadable_shard(sample_run, tmp_path, capsys):
+    run = tmp_path / "run"
+    shutil.copytree(sample_run, run)
+    shard = next((run / "trajectories").glob("*.parquet"))
+    size = shard.stat().st_size
+    shard.write_bytes(b"\0" * size)                              # same size, not Parquet
+    assert main(["inspect", str(run)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"swemine: error: {run}: shard trajectories/{shard.name} is not readable Parquet")
+    assert len(err.splitlines()) == 1
+    shard.unlink()
+    assert main(["inspect", str(run)]) == 1
+    assert "is missing or its size differs from the manifest" in capsys.readouterr().err
