@@ -23,12 +23,12 @@ from swemine.filters.decontam import LEVELS, DecontamConfig
 from swemine.filters.evidence import EvidenceConfig
 from swemine.miners.fim.formats import FAMILIES, FORMATS, SPECIAL_POLICIES
 from swemine.miners.localization.mine import DEFAULT_NEGATIVES, RewardConfig
-from swemine.pipelines.options import bounded, option, tuples
+from swemine.pipelines.options import SettingsError, bounded, option, tuples
 
 LLM_CACHE = os.path.join(os.path.expanduser("~"), ".cache", "swemine", "llm")
 
 
-class ConfigError(ValueError):
+class ConfigError(SettingsError):
     """A job's settings name something that is not there (``swemine run`` prints it in one line, exit 2)."""
 
 

@@ -105,6 +105,10 @@ def _value(hint: Any, value: Any) -> Any:
     return value
 
 
+class SettingsError(ValueError):
+    """A ``--config`` file or a setting in it that cannot be used (``swemine run`` prints it in one line, exit 2)."""
+
+
 def from_dict(cls: type, data: Mapping[str, Any], base: Any = None, _skip: tuple[str, ...] = ()) -> Any:
     """A ``cls`` from a mapping of field names (a YAML file's content); unknown names are an error, and so are
     the names a job leaves out (``skip``)."""
@@ -114,7 +118,7 @@ def from_dict(cls: type, data: Mapping[str, Any], base: Any = None, _skip: tuple
     names = set(fields) - set(_skip)
     unknown = sorted(set(data) - names)
     if unknown:
-        raise ValueError(f"{cls.__name__}: unknown setting(s) {unknown}; known: {sorted(names)}")
+        raise SettingsError(f"{cls.__name__}: unknown setting(s) {unknown}; known: {sorted(names)}")
     values = {}
     for k, v in data.items():
         nested = getattr(base, k, None)
@@ -144,9 +148,12 @@ def load_yaml(path: str) -> dict:
     import yaml
 
     with open(path, encoding="utf-8") as fh:
-        data = yaml.safe_load(fh) or {}
+        try:
+            data = yaml.safe_load(fh) or {}
+        except yaml.YAMLError as exc:
+            raise SettingsError(f"{path}: not YAML ({' '.join(str(exc).split())})") from None
     if not isinstance(data, dict):
-        raise ValueError(f"{path}: a config file holds a mapping of settings, not {type(data).__name__}")
+        raise SettingsError(f"{path}: a config file holds a mapping of settings, not {type(data).__name__}")
     return data
 
 

@@ -103,15 +103,14 @@ def check_inputs(name: str, job) -> str:
 
 def main(args: argparse.Namespace, beam_args: list[str]) -> int:
     from swemine.manifests.lock import LockError
-    from swemine.pipelines.configs import ConfigError
     from swemine.pipelines.failures import RunFailed
-    from swemine.pipelines.runner import UsageError, unknown_beam_flags
+    from swemine.pipelines.options import SettingsError
+    from swemine.pipelines.runner import UsageError, beam_args_problem
     from swemine.runtime import usable_cores
 
-    unknown = unknown_beam_flags(beam_args)
-    if unknown:
-        print(f"swemine: error: unrecognized arguments: {' '.join(unknown)} (not a swemine flag of this job, "
-              "nor a Beam pipeline option)", file=sys.stderr)
+    problem = beam_args_problem(beam_args)
+    if problem:
+        print(f"swemine: error: {problem}", file=sys.stderr)
         return 2
     workers = getattr(args, "workers", None) or usable_cores()
     output_arg, force = getattr(args, "output", None), getattr(args, "force", False)
@@ -124,7 +123,7 @@ def main(args: argparse.Namespace, beam_args: list[str]) -> int:
         if problem:
             raise UsageError(problem)
         manifest = run_job(args.pipeline, job, output, beam_args, force, workers)
-    except (UsageError, ConfigError, LockError, FileNotFoundError) as err:
+    except (UsageError, SettingsError, LockError, FileNotFoundError) as err:
         print(f"swemine: error: {_first_line(err)}", file=sys.stderr)
         return 2
     except RunFailed as err:            # the machine stopped it (disk, memory, file limit): what to change

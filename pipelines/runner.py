@@ -8,6 +8,7 @@ writing (the one place every record gets the run's ``config_hash``), counters â†
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import logging
 import math
@@ -48,16 +49,26 @@ class UsageError(ValueError):
     """A user mistake in the run's options (reported as one line, exit status 2)."""
 
 
-def unknown_beam_flags(beam_args: list[str]) -> list[str]:
-    """The ``--flags`` in ``beam_args`` that no Beam pipeline-options class defines (a typo such as ``--inptu``
-    would otherwise reach Beam, which only warns and drops it)."""
-    from apache_beam.options.pipeline_options import PipelineOptions, _BeamArgumentParser
+def beam_args_problem(beam_args: list[str]) -> str:
+    """One line on what is wrong with the Beam options, or ``""``: a flag no Beam options class defines (a typo
+    such as ``--inptu`` would otherwise reach Beam, which only warns and drops it), a value of the wrong type, or a
+    ``--runner`` Beam does not know. Checked before the run, without Beam's whole usage text."""
+    from apache_beam.options.pipeline_options import PipelineOptions, StandardOptions, _BeamArgumentParser
 
-    parser = _BeamArgumentParser(allow_abbrev=False)
+    parser = _BeamArgumentParser(allow_abbrev=False, exit_on_error=False)
     for cls in {str(c): c for c in PipelineOptions.__subclasses__()}.values():
         cls._add_argparse_args(parser)
-    _, unknown = parser.parse_known_args(beam_args)
-    return [a.split("=", 1)[0] for a in unknown if a.startswith("-")]
+    try:
+        known, unknown = parser.parse_known_args(beam_args)
+    except argparse.ArgumentError as exc:
+        return str(exc)
+    flags = [a.split("=", 1)[0] for a in unknown if a.startswith("-")]
+    if flags:
+        return f"unrecognized arguments: {' '.join(flags)} (not a swemine flag of this job, nor a Beam pipeline option)"
+    runner, names = getattr(known, "runner", None), StandardOptions.KNOWN_RUNNER_NAMES
+    if runner and "." not in runner and not {runner.lower(), f"{runner.lower()}runner"} & {n.lower() for n in names}:
+        return f"--runner {runner}: not a Beam runner (one of {', '.join(names)}, or a runner class's dotted path)"
+    return ""
 
 
 def check_output(output: str, inputs: list[str]) -> None:

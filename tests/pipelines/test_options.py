@@ -6,7 +6,7 @@ import dataclasses
 
 import pytest
 
-from swemine.pipelines.options import add_arguments, from_dict, from_namespace, load_yaml, option, tuples
+from swemine.pipelines.options import SettingsError, add_arguments, from_dict, from_namespace, load_yaml, option, tuples
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,7 +66,7 @@ def test_config_file_then_flags(tmp_path):
     assert base == Job(inputs=("one", "two"), ratio=0.25, inner=Inner(depth=4))
     job = from_namespace(Job, _parser().parse_args(["--ratio", "0.75"]), base)   # a flag given wins over the file
     assert (job.ratio, job.inputs, job.inner.depth) == (0.75, ("one", "two"), 4)
-    with pytest.raises(ValueError, match="unknown setting"):
+    with pytest.raises(SettingsError, match="unknown setting"):
         from_dict(Job, {"ratoi": 1})
     (tmp_path / "list.yaml").write_text("- a\n")
     with pytest.raises(ValueError, match="mapping"):

@@ -154,3 +154,20 @@ def test_inspect_names_a_missing_or_unreadable_shard(sample_run, tmp_path, capsy
     shard.unlink()
     assert main(["inspect", str(run)]) == 1
     assert "is missing or its size differs from the manifest" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("extra,needle", [
+    (["--runner=NoSuchRunner"], "--runner NoSuchRunner: not a Beam runner (one of DataflowRunner"),
+    (["--direct_num_workers=abc"], "argument --direct_num_workers: invalid int value: 'abc'"),
+    (["--config", "{text}"], "a config file holds a mapping of settings, not str"),
+    (["--config", "{typo}"], "TrajectoriesJob: unknown setting(s) ['inptus']"),
+    (["--config", "{broken}"], "not YAML (while parsing a flow sequence"),
+])
+def test_bad_beam_options_and_config_files_are_one_line_errors(tmp_path, capsys, extra, needle):
+    files = {"text": "just words\n", "typo": "inptus: [a]\n", "broken": "inputs: [a\n"}
+    for name, text in files.items():
+        (tmp_path / f"{name}.yaml").write_text(text)
+    extra = [a.format(**{n: str(tmp_path / f"{n}.yaml") for n in files}) for a in extra]
+    rc = main(["run", "trajectories", "--input", str(SAMPLE), "--output", str(tmp_path / "o"), *extra])
+    _one_line_error(capsys, rc, needle)
+    assert not (tmp_path / "o" / "manifest.json").exists()
