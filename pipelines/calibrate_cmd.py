@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import sys
 from collections.abc import Callable
 
 from swemine.corpora.normalize import normalize_paths
@@ -159,9 +160,13 @@ def format_report(res: dict) -> str:
 
 def main(args) -> int:
     levels = tuple(x.strip() for x in args.levels.split(",") if x.strip())
-    bench = load_benchmarks(args.benchmark)
-    if args.join_tasks:
-        bench = fill_patches(bench, tasks_by_instance(args.join_tasks)[0])
+    try:
+        bench = load_benchmarks(args.benchmark)
+        if args.join_tasks:
+            bench = fill_patches(bench, tasks_by_instance(args.join_tasks)[0])
+    except (OSError, ValueError) as err:     # a benchmark or task file that is not there or not readable
+        print(f"swemine: error: {str(err).splitlines()[0]}", file=sys.stderr)
+        return 2
     clean = clean_runs(args.clean, bench, args.clean_tasks)
     if not clean:
         print("no clean runs: check --clean / --clean-tasks")

@@ -19,5 +19,8 @@ def main(args) -> int:
     except RunError as err:
         print(f"cannot report: {err}", file=sys.stderr)
         return 2
+    except OSError as err:              # the page could not be written where --output says
+        print(f"cannot report: cannot write {err.filename or args.output}: {err.strerror or err}", file=sys.stderr)
+        return 2
     print(f"{path}: {len(report.plots)} plot(s): {', '.join(report.plot_names) or 'none'}")
     return 0

@@ -171,3 +171,12 @@ def test_bad_beam_options_and_config_files_are_one_line_errors(tmp_path, capsys,
     rc = main(["run", "trajectories", "--input", str(SAMPLE), "--output", str(tmp_path / "o"), *extra])
     _one_line_error(capsys, rc, needle)
     assert not (tmp_path / "o" / "manifest.json").exists()
+
+
+def test_unreadable_inputs_and_unwritable_outputs_of_other_commands_are_one_line(sample_run, tmp_path, capsys):
+    assert main(["report", str(sample_run), "--output", str(tmp_path / "no" / "such" / "dir" / "r.html")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("cannot report: cannot write ") and "No such file or directory" in err
+    assert len(err.splitlines()) == 1
+    _one_line_error(capsys, main(["decontam-calibrate", "--benchmark", f"x={tmp_path / 'missing.jsonl'}",
+                                  "--clean", str(SAMPLE)]), "missing.jsonl")
