@@ -199,3 +199,22 @@ def test_transient_classification_and_backoff_waits():
     with pytest.raises(HttpErr):
         Backoff(attempts=3, base_seconds=1, sleep=waits.append).call(lambda: (_ for _ in ()).throw(HttpErr(403)), "x")
     assert waits == [7.0, 2.0]
+
+
+def test_cli_hub_that_cannot_be_reached_stops_in_one_line(real_run, monkeypatch, capsys):
+    """No answer at the endpoint (connection refused): retried, then one line that says how to resume."""
+    from huggingface_hub import constants
+
+    from swemine.pipelines import publish_cmd
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    monkeypatch.setattr(constants, "ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setattr(constants, "HF_HUB_OFFLINE", False)       # the test session runs offline
+    monkeypatch.setenv("HF_TOKEN", "hf_x")
+    monkeypatch.setattr(publish_cmd, "publish", lambda plan, api, **kw: publish(plan, api, backoff=FAST, **kw))
+    assert cli_main(["publish", str(real_run), "--repo-id", "org/down", "--allow-findings"]) == 1
+    err = [line for line in capsys.readouterr().err.splitlines() if "WARNING" not in line]
+    assert err[0].startswith("publish stopped: ConnectError: ") and "Connection refused" in err[0]
+    assert err[1:] == ["re-run the same command to resume; files already on the Hub are skipped"]
