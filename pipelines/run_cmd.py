@@ -153,13 +153,17 @@ def _first_line(err: BaseException) -> str:
 
 
 def lost_everything(manifest: dict) -> str:
-    """A one-line reason when the run produced nothing because a service could not be reached (every diagnosis
-    left ``not_diagnosed``), else ``""``."""
+    """A one-line reason when the run produced nothing it was asked for: a service could not be reached (every
+    diagnosis left ``not_diagnosed``), or ``--tasks`` was given and not one task could be read; else ``""``."""
     diagnoses = manifest.get("diagnoses") or {}
     missed = diagnoses.get("not_diagnosed") or {}
     if missed and not diagnoses.get("verified"):
         reasons = ", ".join(f"{reason} x{n}" for reason, n in missed.items())
         return f"no trajectory was diagnosed ({reasons}): is --llm-base-url reachable and --llm-model right?"
+    tasks = (manifest.get("stages") or {}).get("tasks") or {}
+    if tasks.get("in") and not tasks.get("out"):
+        reasons = ", ".join(f"{reason} x{n}" for reason, n in (tasks.get("rejected") or {}).items())
+        return f"no task could be read from --tasks ({reasons or 'no rows'}); see the rejects shard"
     return ""
 
 

@@ -180,3 +180,13 @@ def test_unreadable_inputs_and_unwritable_outputs_of_other_commands_are_one_line
     assert len(err.splitlines()) == 1
     _one_line_error(capsys, main(["decontam-calibrate", "--benchmark", f"x={tmp_path / 'missing.jsonl'}",
                                   "--clean", str(SAMPLE)]), "missing.jsonl")
+
+
+def test_tasks_of_which_not_one_can_be_read_fail_the_run(tmp_path, capsys):
+    notes = tmp_path / "tasks.txt"
+    notes.write_text("these are my notes, not tasks\n")
+    rc = main(["run", "localization", "--input", str(SAMPLE), "--tasks", str(notes), "--output", str(tmp_path / "o"),
+               "--workers", "1"])
+    err = capsys.readouterr().err.strip()
+    assert rc == 1 and err == ("swemine: error: no task could be read from --tasks (unsupported_file_type x1); see "
+                               "the rejects shard")

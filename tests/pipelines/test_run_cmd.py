@@ -50,6 +50,10 @@ def test_a_run_whose_endpoint_answered_nothing_fails():
                                             "--llm-base-url reachable and --llm-model right?")
     partly = {"diagnoses": {"verified": 5, "not_diagnosed": {"budget_exceeded": 18}}}
     assert lost_everything(partly) == "" and lost_everything({}) == ""
+    unread = {"stages": {"tasks": {"in": 2, "out": 0, "rejected": {"unsupported_file_type": 2}}}}
+    assert lost_everything(unread) == ("no task could be read from --tasks (unsupported_file_type x2); see the "
+                                       "rejects shard")
+    assert lost_everything({"stages": {"tasks": {"in": 2, "out": 1, "rejected": {"invalid_json": 1}}}}) == ""
 
 
 def test_workers_flag_reaches_the_runner_before_or_after_the_job(monkeypatch, tmp_path):
