@@ -39,6 +39,7 @@ DEFAULT_MAX_BYTES = 1 << 30
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)     # libyaml when available: ~10x faster
 STAGE = "read"
 OUTSIDE = "outside_input"
+UNDECODABLE = "undecodable_name"   # a file whose name is not UTF-8: recorded with \x escapes, rejected
 COMPANION = "companion"      # a file a reader takes in with the trajectory beside it (counted, not rejected)
 _CHUNK = 1 << 20
 
@@ -53,13 +54,43 @@ TEXT_FORMATS: list[Callable[[str, str], bool]] = []
 @dataclass(frozen=True)
 class Unit:
     uri: str
-    kind: str = "file"          # "file", a DIRECTORY_FORMATS name, or OUTSIDE (a symlink out of the input root)
+    kind: str = "file"          # "file", a DIRECTORY_FORMATS name, OUTSIDE (a symlink out of the input root) or
+    #                             UNDECODABLE (a name that is not UTF-8)
     root: str = ""              # the local input root it was found under ("" for remote URLs)
 
     def portable(self, uri: str) -> str:
         """``uri`` as recorded in the data: ``<root folder name>/<path below the root>`` for a local input (no
         machine-specific prefix, the same from any folder the data is copied to); remote URLs unchanged."""
         return portable_uri(uri, self.root)
+
+
+def undecodable(path: str) -> str | None:
+    """``path`` with ``\\x`` escapes when it is not UTF-8 (the OS handed it over with surrogate escapes, and no
+    record can carry it), else ``None``."""
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return None
+
+
+UNDECODABLE_MESSAGE = "the file name is not UTF-8 (shown with \\x escapes): rename the file to read it"
+
+
+def _unit(path: str, kind: str = "file", root: str = "") -> Unit:
+    """A unit, or an ``UNDECODABLE`` one named with escapes when ``path`` is not UTF-8 (:func:`undecodable`)."""
+    shown = undecodable(path)
+    return Unit(path, kind, root) if shown is None else Unit(shown, UNDECODABLE, root)
+
+
+def unit_reject(unit: Unit, stage: str) -> dict | None:
+    """The reject of a unit no reader opens: a symlink out of the input folder, a name that is not UTF-8."""
+    if unit.kind == OUTSIDE:
+        return make_reject(stage, OUTSIDE, "symlink to a path outside the input folder (use --follow-symlinks to "
+                                           "read it)", uri=unit.uri)
+    if unit.kind == UNDECODABLE:
+        return make_reject(stage, UNDECODABLE, UNDECODABLE_MESSAGE, uri=unit.uri)
+    return None
 
 
 def portable_uri(uri: str, root: str) -> str:
@@ -162,20 +193,20 @@ def _walk_local(top: str, follow_symlinks: bool) -> Iterator[Unit]:
         dirnames.sort()
         kind = _dir_kind(set(filenames))
         if kind:
-            yield Unit(dirpath, kind, top)
+            yield _unit(dirpath, kind, top)
             dirnames[:] = []
             continue
         for d in list(dirnames):
             full = os.path.join(dirpath, d)
             if os.path.islink(full) and not follow_symlinks and not _inside(os.path.realpath(full), root):
-                yield Unit(full, OUTSIDE, top)
+                yield _unit(full, OUTSIDE, top)
         names = set(filenames)
         companions = {f for files, beside in COMPANION_FILES if beside(names) for f in names & files}
         for f in sorted(filenames):
             full = os.path.join(dirpath, f)
             outside = os.path.islink(full) and not _inside(os.path.realpath(full), root)
             kind = COMPANION if f in companions else "file"
-            yield Unit(full, OUTSIDE if outside and not follow_symlinks else kind, top)
+            yield _unit(full, OUTSIDE if outside and not follow_symlinks else kind, top)
 
 
 def expand_inputs(inputs: list[str], follow_symlinks: bool = False) -> list[Unit]:
@@ -211,7 +242,7 @@ def expand_inputs(inputs: list[str], follow_symlinks: bool = False) -> list[Unit
                         full = prefix + f"{dirpath.rstrip('/')}/{f}"
                         units[full] = Unit(full)
             elif fs.exists(p):
-                units[prefix + p] = Unit(prefix + p, root="" if prefix else (glob_root or os.path.dirname(p)))
+                units[prefix + p] = _unit(prefix + p, root="" if prefix else (glob_root or os.path.dirname(p)))
             else:
                 raise FileNotFoundError(f"input not found: {spec}")
     return [units[k] for k in sorted(units)]

@@ -12,7 +12,6 @@ from swemine.corpora import formats as fmts
 from swemine.corpora.inputs import (
     COMPANION,
     COMPRESSED,
-    OUTSIDE,
     CorruptCompressed,
     DocSource,
     Unit,
@@ -23,6 +22,7 @@ from swemine.corpora.inputs import (
     make_portable,
     portable_record,
     read_bytes,
+    unit_reject,
 )
 from swemine.corpora.records import Info, Reject, file_stamp, make_reject, note_read_digest, short_repr
 
@@ -88,9 +88,9 @@ def _read_unit(unit: Unit, max_bytes: int) -> Iterator[dict]:
     if unit.kind == COMPANION:
         yield Info(companion_files=1)
         return
-    if unit.kind == OUTSIDE:
-        yield make_reject(STAGE, OUTSIDE, "symlink to a path outside the input folder (use --follow-symlinks to "
-                          "read it)", uri=unit.uri)
+    not_read = unit_reject(unit, STAGE)
+    if not_read is not None:
+        yield not_read
         return
     if unit.kind != "file":
         reader = fmts.DIRECTORY_READERS[unit.kind]

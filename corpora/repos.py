@@ -24,6 +24,7 @@ import sysconfig
 from collections.abc import Callable, Iterator
 
 from swemine.corpora.git import RepoError, clone_or_fetch, git, is_repository_root, succeeds
+from swemine.corpora.inputs import UNDECODABLE, UNDECODABLE_MESSAGE, undecodable
 from swemine.corpora.licenses import LICENSE_FILES, license_from_text
 from swemine.corpora.records import SOURCE_FILE_SCHEMA, conform, content_id, make_reject, provenance, sha256_bytes
 
@@ -72,11 +73,20 @@ class RepoSource:
     def iter_source_files(self, commit: str | None = None, suffixes: tuple[str, ...] = (".py",),
                           max_bytes: int = DEFAULT_MAX_FILE_BYTES,
                           keep: Callable[[str], bool] | None = None) -> Iterator[dict]:
-        """SourceFile records (or rejects: ``too_large``, ``binary_file``, ``not_utf8``, ``missing``) of the
-        paths ``keep`` accepts (all by default)."""
+        """SourceFile records (or rejects: ``too_large``, ``binary_file``, ``not_utf8``, ``missing``,
+        ``undecodable_name``) of the paths ``keep`` accepts (all by default)."""
         commit = commit or self.head()
         lic = self.license(commit)
-        paths = [p for p in self.list_files(commit) if p.endswith(suffixes) and (keep is None or keep(p))]
+        paths = []
+        for p in self.list_files(commit):
+            if not p.endswith(suffixes) or (keep is not None and not keep(p)):
+                continue
+            shown = undecodable(p)
+            if shown is None:
+                paths.append(p)
+            else:
+                yield make_reject(STAGE, UNDECODABLE, UNDECODABLE_MESSAGE, uri=self.source_uri(commit),
+                                  locator=f"{commit}:{shown}" if commit else shown)
         for path, data in self._blobs(paths, commit):
             locator = f"{commit}:{path}" if commit else path
             if data is None:
@@ -89,8 +99,14 @@ class RepoSource:
                 yield make_reject(STAGE, problem[0], problem[1], uri=self.source_uri(commit), locator=locator, sha256=sha,
                                   excerpt=data[:120])
                 continue
-            yield source_file(self.name, commit, path, data.decode("utf-8"), lic, self.source_uri(commit), locator,
-                              sha)
+            try:
+                record = source_file(self.name, commit, path, data.decode("utf-8"), lic, self.source_uri(commit),
+                                     locator, sha)
+            except Exception as exc:  # noqa: BLE001 - one file's failure is its own reject; the others go on
+                yield make_reject(STAGE, f"exception:{type(exc).__name__}", str(exc)[:500],
+                                  uri=self.source_uri(commit), locator=locator, sha256=sha)
+                continue
+            yield record
 
 
 def _content_problem(data: bytes, max_bytes: int) -> tuple[str, str] | None:

@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from swemine.corpora.inputs import DocSource, expand_inputs, iter_documents, portable_record, read_bytes
+from swemine.corpora.inputs import DocSource, expand_inputs, iter_documents, portable_record, read_bytes, unit_reject
 from swemine.corpora.records import TASK_SCHEMA, Reject, conform, content_id, dumps_extra, make_reject, provenance
 
 STAGE = "tasks"
@@ -119,7 +119,8 @@ def load_tasks(specs: list[str]) -> Iterator[dict]:
     for spec in specs:
         if is_local_or_url(spec):
             for unit in expand_inputs([spec]):
-                for rec in read_task_file(unit.uri):
+                not_read = unit_reject(unit, STAGE)
+                for rec in [not_read] if not_read is not None else read_task_file(unit.uri):
                     yield portable_record(rec, unit) if unit.root else rec
         else:
             yield from read_hub_tasks(spec)

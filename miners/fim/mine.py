@@ -75,17 +75,24 @@ def file_key(src: dict[str, Any]) -> str:
 
 
 def select_repo(structures: list[FileStructure], cfg: FimConfig,
-                keep: Callable[[str], bool] | None = None) -> Iterator[FileSelection | Filtered]:
+                keep: Callable[[str], bool] | None = None) -> Iterator[FileSelection | Filtered | Reject]:
     """Build the repository's graph and pick the singles, pairs and triples of every file (whose key ``keep``
-    accepts: a ``--workers`` process selects its own files over the whole repository's graph)."""
+    accepts: a ``--workers`` process selects its own files over the whole repository's graph). A file whose
+    selection fails becomes a reject of its own: the repository's other files go on (and under ``--workers``
+    the failure is reported by the one process that owns the file)."""
     structures = sorted({s.path: s for s in structures}.values(), key=lambda s: s.path)   # a repo listed twice
     with paused_gc():
         rg = build_graph(structures, cross_file=cfg.cross_file)
     for fs in structures:
         if keep is not None and not keep(fs.key):
             continue
-        with paused_gc():
-            sel = _select_file(rg, fs, cfg)
+        try:
+            with paused_gc():
+                sel = _select_file(rg, fs, cfg)
+        except Exception as exc:  # noqa: BLE001 - one file's failure is that file's counted reject
+            yield make_reject(SELECT_STAGE, f"exception:{type(exc).__name__}", str(exc)[:500], uri=fs.source_uri,
+                              locator=f"{fs.commit}:{fs.path}", sha256=fs.source_sha256, subject_id=fs.record_id)
+            continue
         yield sel
 
 

@@ -4,6 +4,7 @@ The same mixed directory goes through ``normalize_paths`` and once through the r
 """
 import gzip
 import json
+import os
 import pathlib
 import shutil
 
@@ -31,6 +32,7 @@ EXPECTED = {                                      # file name -> reject reason
     "corrupt.traj.gz": "corrupt_compressed",
     "corrupt.traj.zst": "corrupt_compressed",
     "notes.txt": "unsupported_file_type",
+    "caf\\xe9.traj": "undecodable_name",          # a Latin-1 file name: no record could carry it as is
 }
 GOOD = {"good.traj", "good.traj.gz", "good.traj.zst", "big_line.jsonl", "moatless/trajectory.json"}
 
@@ -60,6 +62,7 @@ def mixed_dir(tmp_path_factory) -> pathlib.Path:
     (d / "corrupt.traj.gz").write_bytes(gzip.compress(good)[:40] + b"\xff" * 64)
     (d / "corrupt.traj.zst").write_bytes(b"\x28\xb5\x2f\xfd" + b"\x00garbage" * 8)
     (d / "notes.txt").write_text("not a trajectory\n")
+    (d / os.fsdecode(b"caf\xe9.traj")).write_bytes(good)
     return d
 
 

@@ -42,6 +42,24 @@ def test_iter_source_files_rejects_with_reasons(repo):
     assert [(r["reason"], r["source_locator"]) for r in rejects] == [("not_utf8", f"{c2}:pkg/bad.py")]
 
 
+@pytest.mark.parametrize("as_git", [True, False])
+def test_a_file_name_that_is_not_utf8_is_a_reject_and_the_others_are_read(tmp_path, as_git):
+    files = {"a.py": "def f():\n    return 1\n", os.fsdecode(b"caf\xe9.py"): "def g():\n    return 2\n"}
+    if as_git:
+        path = init_repo(str(tmp_path / "acme__names"))
+        commit = commit_files(path, files, "names")
+    else:
+        path, commit = str(tmp_path / "names"), None
+        os.makedirs(path)
+        for name, text in files.items():
+            with open(os.path.join(path, name), "w") as fh:
+                fh.write(text)
+    out = list(repos.open_repo(path).iter_source_files(commit))
+    assert [f["path"] for f in out if not isinstance(f, Reject)] == ["a.py"]
+    shown = f"{commit}:caf\\xe9.py" if commit else "caf\\xe9.py"
+    assert [(r["reason"], r["source_locator"]) for r in out if isinstance(r, Reject)] == [("undecodable_name", shown)]
+
+
 def test_bare_clone_of_a_local_remote_is_cached(repo, tmp_path):
     path, c1, c2 = repo
     bare = str(tmp_path / "remote.git")

@@ -97,3 +97,24 @@ def test_repo_rooted_inside_its_package():
              parser({"repo": "pypi/mypkg", "path": "core.py",
                      "content": "from mypkg.util import f\nimport mypkg.util as u\n\n\ndef g():\n    return f() + u.f()\n"})]
     assert build_graph(files).edges["xcall"] == {("core.py::g", "util.py::f")}
+
+
+def test_a_file_whose_selection_fails_is_its_own_reject(repo, monkeypatch):
+    """One file's failure does not take the repository's other selections with it."""
+    from swemine.corpora.records import Reject
+    from swemine.miners.fim import mine
+    from swemine.miners.fim.scoring import FimConfig
+
+    path, first = repo
+    real = mine._select_file
+
+    def failing(rg, fs, cfg):
+        if fs.path == "pkg/core.py":
+            raise IndexError("boom")
+        return real(rg, fs, cfg)
+    monkeypatch.setattr(mine, "_select_file", failing)
+    out = list(mine.select_repo(_structures(path, first), FimConfig()))
+    rejects = [r for r in out if isinstance(r, Reject)]
+    assert [(r["reason"], r["source_locator"], r["message"]) for r in rejects] == [
+        ("exception:IndexError", f"{first}:pkg/core.py", "boom")]
+    assert len(out) == 4 and sum(1 for r in out if r not in rejects) == 3
