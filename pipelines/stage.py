@@ -121,7 +121,9 @@ class StageDoFn(beam.DoFn):
             if self.fanout and not produced and mine:
                 c.inc("info.empty")
         except Exception as exc:  # noqa: BLE001 - any failure of one record becomes a counted reject
-            if not mine:
+            if not mine:            # the worker owning the element meets the same failure and reports it
+                log.warning("%s: %s: %s (reported by the worker that owns this input)", self.stage,
+                            type(exc).__name__, exc)
                 return
             reason = f"exception:{type(exc).__name__}"
             c.inc(f"rejected.{reason}")
