@@ -84,7 +84,8 @@ def run_job(name: str, job, output: str, beam_args: list[str], force: bool, work
 
 def check_inputs(name: str, job) -> str:
     """The one-line complaint about a job's inputs, or ``""``: a ``--tasks`` Hub dataset must be loadable, a job
-    that reads only ``--input`` needs one, and a pattern matching no file fails unless ``--allow-empty``."""
+    that reads only ``--input`` needs one, the inputs must be listable (a remote store that answers, its fsspec
+    package installed), and a pattern matching no file fails unless ``--allow-empty``."""
     from swemine.corpora.tasks import hub_problem, is_local_or_url
 
     for spec in getattr(job, "tasks", ()):
@@ -94,11 +95,28 @@ def check_inputs(name: str, job) -> str:
     inputs = list(getattr(job, "inputs", ()))
     if getattr(job, "requires_input", False) and not inputs:
         return f"`swemine run {name}` needs --input (a file, directory, glob or URL)"
-    if inputs and not getattr(job, "allow_empty", True):
+    if inputs:
         from swemine.corpora.inputs import expand_inputs
-        if not expand_inputs(inputs, job.follow_symlinks):
+        try:
+            units = expand_inputs(inputs, getattr(job, "follow_symlinks", False))
+        except Exception as exc:  # noqa: BLE001 - re-raised below unless a store could not be listed
+            return _unlisted(inputs, exc)
+        if not units and not getattr(job, "allow_empty", True):
             return f"--input {' '.join(inputs)} matches no file (pass --allow-empty to run anyway)"
     return ""
+
+
+def _unlisted(inputs: list[str], exc: Exception) -> str:
+    """The one line for inputs that could not be listed: a filesystem without its fsspec package (``s3://``
+    without s3fs), a store that does not answer; any other error is raised."""
+    from swemine.manifests.publish import is_transient
+
+    if isinstance(exc, ImportError):
+        return f"--input {' '.join(inputs)}: {exc}"
+    if isinstance(exc, OSError) or is_transient(exc):
+        text = str(exc).splitlines()[0] if str(exc) else ""
+        return f"--input {' '.join(inputs)}: cannot be listed ({type(exc).__name__}: {text})"
+    raise exc
 
 
 def main(args: argparse.Namespace, beam_args: list[str]) -> int:

@@ -190,3 +190,13 @@ def test_tasks_of_which_not_one_can_be_read_fail_the_run(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert rc == 1 and err == ("swemine: error: no task could be read from --tasks (unsupported_file_type x1); see "
                                "the rejects shard")
+
+
+def test_an_input_store_that_does_not_answer_is_one_line(tmp_path, capsys):
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}/runs/x.jsonl"
+    rc = main(["run", "trajectories", "--input", url, "--output", str(tmp_path / "o")])
+    _one_line_error(capsys, rc, f"--input {url}: cannot be listed (ClientConnectorError: Cannot connect to host")
