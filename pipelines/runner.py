@@ -72,7 +72,8 @@ def beam_args_problem(beam_args: list[str]) -> str:
 
 
 def check_output(output: str, inputs: list[str]) -> None:
-    """Refuse an output path that is a file, or that lies inside a local input folder (it would be re-read)."""
+    """Refuse an output path that is a file, that cannot be created or written, or that lies inside a local input
+    folder (it would be re-read)."""
     if "://" in output:
         return
     out = os.path.realpath(output)
@@ -85,6 +86,12 @@ def check_output(output: str, inputs: list[str]) -> None:
         if os.path.isdir(src) and (out == src or out.startswith(src.rstrip(os.sep) + os.sep)):
             raise UsageError(f"--output {output} is inside the input folder {spec}; its shards would be read back "
                              "as input: choose an output outside it")
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"--output {output}: cannot create the folder ({exc.strerror or exc})") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise UsageError(f"--output {output}: the folder is not writable")
 
 
 @dataclass

@@ -200,3 +200,9 @@ def test_an_input_store_that_does_not_answer_is_one_line(tmp_path, capsys):
         url = f"http://127.0.0.1:{sock.getsockname()[1]}/runs/x.jsonl"
     rc = main(["run", "trajectories", "--input", url, "--output", str(tmp_path / "o")])
     _one_line_error(capsys, rc, f"--input {url}: cannot be listed (ClientConnectorError: Cannot connect to host")
+
+
+def test_an_output_folder_that_cannot_be_made_is_one_line(tmp_path, capsys):
+    (tmp_path / "file.txt").write_text("x")
+    rc = main(["run", "trajectories", "--input", str(SAMPLE), "--output", str(tmp_path / "file.txt" / "run")])
+    _one_line_error(capsys, rc, f"--output {tmp_path / 'file.txt' / 'run'}: cannot create the folder (Not a directory)")
