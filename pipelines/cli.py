@@ -80,12 +80,25 @@ class _QuietBeam(logging.Filter):
         return not any(n in record.getMessage() for n in self.NOISE)
 
 
+class _OneLineLibraries(logging.Filter):
+    """Without ``-v``, a library's log record (Beam, gcsfs, huggingface_hub retrying a request) keeps its message
+    line but not its trace: what stops a run is said once, by swemine, and a bug's trace still ends the output."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and not record.name.startswith("swemine"):
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
 def setup_logging(verbose: bool) -> None:
-    """swemine progress at INFO; Beam at WARNING (INFO with ``-v``), without its known noise."""
+    """swemine progress at INFO; Beam at WARNING (INFO with ``-v``), without its known noise; other libraries'
+    traces only with ``-v``."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, force=True,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     for handler in logging.getLogger().handlers:
         handler.addFilter(_QuietBeam())
+        if not verbose:
+            handler.addFilter(_OneLineLibraries())
     logging.getLogger("swemine").setLevel(logging.INFO)
 
 

@@ -57,3 +57,23 @@ def test_output_and_force_before_or_after_the_job_name():
     for argv in (["run", "--output", "o", "--force", "trajectories"], ["run", "trajectories", "--output", "o", "--force"]):
         args, _ = build_parser(argv).parse_known_args(argv)
         assert (args.output, args.force) == ("o", True), argv
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_library_traces_only_with_verbose(capsys, verbose):
+    import logging
+
+    from swemine.pipelines.cli import setup_logging
+
+    setup_logging(verbose)
+    try:
+        raise ConnectionError("host did not answer")
+    except ConnectionError:
+        logging.getLogger("gcsfs").error("_request out of retries", exc_info=True)
+        logging.getLogger("swemine").error("our own", exc_info=True)
+    err = capsys.readouterr().err
+    library = err[:err.index("swemine ERROR our own")]
+    assert "gcsfs ERROR _request out of retries" in library
+    assert ("Traceback" in library) is verbose
+    assert "Traceback" in err[err.index("swemine ERROR our own"):]      # swemine's own traces always stay
+    setup_logging(False)
