@@ -80,6 +80,10 @@ class _QuietBeam(logging.Filter):
         return not any(n in record.getMessage() for n in self.NOISE)
 
 
+#: Libraries that install a stderr handler of their own when imported (their records printed twice otherwise).
+SELF_LOGGING = ("huggingface_hub", "datasets")
+
+
 class _OneLineLibraries(logging.Filter):
     """Without ``-v``, a library's log record (Beam, gcsfs, huggingface_hub retrying a request) keeps its message
     line but not its trace: what stops a run is said once, by swemine, and a bug's trace still ends the output."""
@@ -99,6 +103,8 @@ def setup_logging(verbose: bool) -> None:
         handler.addFilter(_QuietBeam())
         if not verbose:
             handler.addFilter(_OneLineLibraries())
+    for library in SELF_LOGGING:        # they print through a stderr handler of their own: once is enough
+        logging.getLogger(library).propagate = False
     logging.getLogger("swemine").setLevel(logging.INFO)
 
 

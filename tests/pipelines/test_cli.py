@@ -77,3 +77,15 @@ def test_library_traces_only_with_verbose(capsys, verbose):
     assert ("Traceback" in library) is verbose
     assert "Traceback" in err[err.index("swemine ERROR our own"):]      # swemine's own traces always stay
     setup_logging(False)
+
+
+def test_libraries_with_a_handler_of_their_own_do_not_also_reach_ours():
+    import logging
+
+    import huggingface_hub  # noqa: F401 - installs its own stderr handler
+
+    from swemine.pipelines.cli import setup_logging
+
+    setup_logging(False)
+    assert logging.getLogger("huggingface_hub").handlers and not logging.getLogger("huggingface_hub").propagate
+    assert not logging.getLogger("datasets").propagate and logging.getLogger("gcsfs").propagate
