@@ -99,14 +99,8 @@ class RepoSource:
                 yield make_reject(STAGE, problem[0], problem[1], uri=self.source_uri(commit), locator=locator, sha256=sha,
                                   excerpt=data[:120])
                 continue
-            try:
-                record = source_file(self.name, commit, path, data.decode("utf-8"), lic, self.source_uri(commit),
-                                     locator, sha)
-            except Exception as exc:  # noqa: BLE001 - one file's failure is its own reject; the others go on
-                yield make_reject(STAGE, f"exception:{type(exc).__name__}", str(exc)[:500],
-                                  uri=self.source_uri(commit), locator=locator, sha256=sha)
-                continue
-            yield record
+            yield source_file(self.name, commit, path, data.decode("utf-8"), lic, self.source_uri(commit), locator,
+                              sha)
 
 
 def _content_problem(data: bytes, max_bytes: int) -> tuple[str, str] | None:

@@ -204,6 +204,12 @@ def finished_run(output: str, pipeline: str) -> dict[str, Any]:
     return manifest
 
 
+def shard_present(fs, root: str, shard: Mapping[str, Any]) -> bool:
+    """True when the manifest's ``shard`` is under the run folder ``root`` with the size the manifest lists."""
+    path = f"{root.rstrip('/')}/{shard['path']}"
+    return fs.exists(path) and fs.size(path) == shard["bytes"]
+
+
 def is_complete(output: str, cfg_hash: str, config: Mapping[str, Any] | None = None) -> bool:
     """True when ``output`` holds a finished run of the same config whose shards are all present (a damaged
     manifest means an unfinished run)."""
@@ -217,10 +223,8 @@ def is_complete(output: str, cfg_hash: str, config: Mapping[str, Any] | None = N
     if config is not None and json.loads(json.dumps(config, default=str)) != manifest.get("config"):
         return False                                  # the same settings over other folders: not this run
     fs, root = fsspec.core.url_to_fs(output)
-    for shard in manifest.get("outputs", []):
-        p = f"{root.rstrip('/')}/{shard['path']}"
-        if not fs.exists(p) or fs.size(p) != shard["bytes"]:
-            return False
+    if not all(shard_present(fs, root, shard) for shard in manifest.get("outputs", [])):
+        return False
     return all(_unchanged(inp) for inp in manifest.get("inputs", []))
 
 

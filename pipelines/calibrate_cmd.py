@@ -26,6 +26,7 @@ from swemine.filters.benchmarks import BenchmarkItem, BenchmarkSet, fill_patches
 from swemine.filters.decontam import LEVELS, DecontamConfig, Decontaminator, fit_boilerplate
 from swemine.filters.fields import spec_for
 from swemine.pipelines.configs import threshold_arg
+from swemine.pipelines.failures import first_line
 
 PLANT_FIELDS = ("observation", "thought", "final_patch")
 
@@ -165,7 +166,7 @@ def main(args) -> int:
         if args.join_tasks:
             bench = fill_patches(bench, tasks_by_instance(args.join_tasks)[0])
     except (OSError, ValueError) as err:     # a benchmark or task file that is not there or not readable
-        print(f"swemine: error: {str(err).splitlines()[0]}", file=sys.stderr)
+        print(f"swemine: error: {first_line(err)}", file=sys.stderr)
         return 2
     clean = clean_runs(args.clean, bench, args.clean_tasks)
     if not clean:

@@ -6,6 +6,7 @@ import sys
 
 from swemine.corpora.repos import repo_for
 from swemine.miners.localization.evaluate import evaluate, format_table, load_gold, load_predictions
+from swemine.pipelines.failures import first_line
 
 
 def add_arguments(parser) -> None:
@@ -22,11 +23,12 @@ def main(args) -> int:
         gold, info = load_gold(args.gold, (lambda name: repo_for(args.repos, name)) if args.repos else None)
         predictions = load_predictions(args.predictions)
     except (ValueError, OSError) as exc:      # the loaders' one-line complaints about a file
-        print(f"swemine: error: {str(exc).splitlines()[0]}", file=sys.stderr)
+        print(f"swemine: error: {first_line(exc)}", file=sys.stderr)
         return 2
-    for what, found, flag in (("gold instance", gold, "--gold"), ("prediction", predictions, "--predictions")):
+    for what, found, flag, files in (("gold instance", gold, "--gold", args.gold),
+                                     ("prediction", predictions, "--predictions", args.predictions)):
         if not found:
-            print(f"swemine: error: no {what} read from {flag} {' '.join(getattr(args, flag[2:]))}", file=sys.stderr)
+            print(f"swemine: error: no {what} read from {flag} {' '.join(files)}", file=sys.stderr)
             return 2
     results = evaluate(predictions, gold)
     if args.json:

@@ -26,6 +26,18 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
         exc = exc.__cause__ or exc.__context__
 
 
+def first_line(exc: BaseException) -> str:
+    """The first line of ``exc``'s message (its type's name when the message is empty): a one-line error."""
+    lines = str(exc).splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def described(exc: BaseException) -> str:
+    """``<type>: <first line>`` of ``exc`` (the type alone when the message is empty)."""
+    lines = str(exc).splitlines()
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+
+
 def environment_failure(exc: BaseException, scratch: str) -> str | None:
     """One line for a failure the machine caused anywhere in ``exc``'s chain, else ``None``. ``scratch`` is
     where the run keeps its uncompressed parts (named when a disk is full)."""

@@ -9,8 +9,9 @@ import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from swemine.manifests.manifest import ManifestError, read_manifest
+from swemine.manifests.manifest import ManifestError, read_manifest, shard_present
 from swemine.manifests.shards import read_shard
+from swemine.pipelines.failures import first_line
 
 
 def add_arguments(parser) -> None:
@@ -26,13 +27,12 @@ def _short(value, limit=160):
 def _damaged_shard(fs, root: str, outputs: list[dict]) -> str:
     """What is wrong with the first listed shard that is missing, of another size, or not Parquet; ``""``."""
     for o in outputs:
-        path = f"{root}/{o['path']}"
-        if not fs.exists(path) or fs.size(path) != o["bytes"]:
+        if not shard_present(fs, root, o):
             return f"shard {o['path']} is missing or its size differs from the manifest"
         try:
-            pq.read_metadata(fs.open(path, "rb"))
+            pq.read_metadata(fs.open(f"{root}/{o['path']}", "rb"))
         except (OSError, pa.ArrowInvalid) as exc:
-            return f"shard {o['path']} is not readable Parquet ({str(exc).splitlines()[0]})"
+            return f"shard {o['path']} is not readable Parquet ({first_line(exc)})"
     return ""
 
 

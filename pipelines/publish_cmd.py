@@ -9,6 +9,7 @@ from swemine.manifests import card as cardlib
 from swemine.manifests.privacy import PrivacyReport, PrivacyScanner, strings
 from swemine.manifests.publish import DEFAULT_FILES_PER_COMMIT, build_plan, is_transient, publish
 from swemine.manifests.runs import RunError, load_runs
+from swemine.pipelines.failures import described
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,8 +75,8 @@ def main(args) -> int:
     except Exception as err:  # noqa: BLE001 - the Hub's answers and network failures; anything else is a bug
         if not (isinstance(err, (HfHubHTTPError, OSError, RuntimeError, ValueError)) or is_transient(err)):
             raise
-        print(f"publish stopped: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}\nre-run the "
-              "same command to resume; files already on the Hub are skipped", file=sys.stderr)
+        print(f"publish stopped: {described(err)}\nre-run the same command to resume; files already on the Hub are "
+              "skipped", file=sys.stderr)
         return 1
     print(f"datasets/{plan.repo_id}@{plan.revision}: uploaded {len(result.uploaded)} file(s), skipped "
           f"{len(result.skipped)} already present, {len(result.commits)} commit(s), tag(s) {', '.join(result.tags)}")

@@ -9,6 +9,7 @@ import sys
 
 from swemine.pipelines import options
 from swemine.pipelines.configs import JOBS as CONFIGS
+from swemine.pipelines.failures import described, first_line
 from swemine.pipelines.registry import JOBS
 
 DEFAULT_OUTPUT_ROOT = "swemine-output"
@@ -114,8 +115,7 @@ def _unlisted(inputs: list[str], exc: Exception) -> str:
     if isinstance(exc, ImportError):
         return f"--input {' '.join(inputs)}: {exc}"
     if isinstance(exc, OSError) or is_transient(exc):
-        text = str(exc).splitlines()[0] if str(exc) else ""
-        return f"--input {' '.join(inputs)}: cannot be listed ({type(exc).__name__}: {text})"
+        return f"--input {' '.join(inputs)}: cannot be listed ({described(exc)})"
     raise exc
 
 
@@ -142,7 +142,7 @@ def main(args: argparse.Namespace, beam_args: list[str]) -> int:
             raise UsageError(problem)
         manifest = run_job(args.pipeline, job, output, beam_args, force, workers)
     except (UsageError, SettingsError, LockError, FileNotFoundError) as err:
-        print(f"swemine: error: {_first_line(err)}", file=sys.stderr)
+        print(f"swemine: error: {first_line(err)}", file=sys.stderr)
         return 2
     except RunFailed as err:            # the machine stopped it (disk, memory, file limit): what to change
         print(f"swemine: error: {err}", file=sys.stderr)
@@ -151,7 +151,7 @@ def main(args: argparse.Namespace, beam_args: list[str]) -> int:
         from swemine.pipelines.dataflow import uses_dataflow
         if not uses_dataflow(beam_args):
             raise
-        print(f"swemine: error: Dataflow could not take the job: {type(err).__name__}: {_first_line(err)}",
+        print(f"swemine: error: Dataflow could not take the job: {described(err)}",
               file=sys.stderr)
         return 1
     if manifest.get("dry_run"):
@@ -164,10 +164,6 @@ def main(args: argparse.Namespace, beam_args: list[str]) -> int:
         print(f"swemine: error: {failure}", file=sys.stderr)
         return 1
     return 0 if not manifest.get("balance_problems") else 1
-
-
-def _first_line(err: BaseException) -> str:
-    return str(err).splitlines()[0] if str(err) else type(err).__name__
 
 
 def lost_everything(manifest: dict) -> str:
