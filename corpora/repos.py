@@ -66,28 +66,33 @@ class RepoSource:
             cache[commit] = found
         return cache[commit]
 
-    def _blobs(self, paths: list[str], commit: str | None) -> Iterator[tuple[str, bytes | None]]:
+    def _blobs(self, paths: list[str], commit: str | None,
+               keep: Callable[[str], bool] | None = None) -> Iterator[tuple[str, bytes | None]]:
+        """``(path, bytes or None)`` of the ``paths`` that ``keep`` accepts, each asked about just before it is
+        read."""
         for path in paths:
-            yield path, self.read(path, commit)
+            if keep is None or keep(path):
+                yield path, self.read(path, commit)
 
     def iter_source_files(self, commit: str | None = None, suffixes: tuple[str, ...] = (".py",),
                           max_bytes: int = DEFAULT_MAX_FILE_BYTES,
                           keep: Callable[[str], bool] | None = None) -> Iterator[dict]:
         """SourceFile records (or rejects: ``too_large``, ``binary_file``, ``not_utf8``, ``missing``,
-        ``undecodable_name``) of the paths ``keep`` accepts (all by default)."""
+        ``undecodable_name``) of the paths ``keep`` accepts (all by default). ``keep`` is asked about each path
+        just before its record is made, after the records of the paths before it have been consumed."""
         commit = commit or self.head()
         lic = self.license(commit)
         paths = []
         for p in self.list_files(commit):
-            if not p.endswith(suffixes) or (keep is not None and not keep(p)):
+            if not p.endswith(suffixes):
                 continue
             shown = undecodable(p)
             if shown is None:
                 paths.append(p)
-            else:
+            elif keep is None or keep(p):
                 yield make_reject(STAGE, UNDECODABLE, UNDECODABLE_MESSAGE, uri=self.source_uri(commit),
                                   locator=f"{commit}:{shown}" if commit else shown)
-        for path, data in self._blobs(paths, commit):
+        for path, data in self._blobs(paths, commit, keep):
             locator = f"{commit}:{path}" if commit else path
             if data is None:
                 yield make_reject(STAGE, "missing", f"{path} could not be read", uri=self.source_uri(commit),
@@ -150,8 +155,9 @@ class GitRepo(RepoSource):
         out = git(self.path, "ls-tree", "-r", "-z", "--name-only", commit or "HEAD")
         return sorted(p for p in out.decode("utf-8", errors="surrogateescape").split("\0") if p)
 
-    def _blobs(self, paths, commit):
-        """All blobs through one ``git cat-file --batch`` process (fast for whole-repo reads)."""
+    def _blobs(self, paths, commit, keep=None):
+        """All blobs through one ``git cat-file --batch`` process (fast for whole-repo reads); ``keep`` is asked
+        about each path as it is yielded."""
         if not paths:
             return
         rev = commit or "HEAD"
@@ -162,13 +168,12 @@ class GitRepo(RepoSource):
             nl = out.index(b"\n", pos)
             header = out[pos:nl].split()
             pos = nl + 1
-            if len(header) < 3 or header[1] == b"missing":
-                yield path, None
+            size = int(header[2]) if len(header) >= 3 and header[1] != b"missing" else None
+            if size is not None:
+                pos += size + 1
+            if keep is not None and not keep(path):
                 continue
-            size = int(header[2])
-            data = out[pos:pos + size]
-            pos += size + 1
-            yield path, data if header[1] == b"blob" else None
+            yield path, out[pos - size - 1:pos - 1] if size is not None and header[1] == b"blob" else None
 
 
 class DirRepo(RepoSource):

@@ -9,6 +9,7 @@ for the repo-level layout. With no ``--repos`` it mines the running interpreter'
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import apache_beam as beam
 
@@ -37,7 +38,7 @@ from swemine.pipelines.filtering import apply_filters, contamination_summarizer,
 from swemine.pipelines.outputs import FIM as OUTPUT
 from swemine.pipelines.runner import Built, PipelineSpec, combine_summaries
 from swemine.pipelines.stage import FILTERED, Counters, apply_stage
-from swemine.pipelines.workers import broadcast, exchange, gather, owns, unpack_group
+from swemine.pipelines.workers import broadcast, claim, claimant, claimed_here, exchange, gather, owns, unpack_group
 
 READ_STAGE = "fim_read"
 DIST_FIELDS = ("loc", "complexity", "inferability", "fim_score", "difficulty")
@@ -63,8 +64,22 @@ def read_repo(spec: str, max_bytes: int):
             yield make_reject(READ_STAGE, "repo_unavailable", str(exc), uri=spec)
         return
     commit = commit or repo.head()
-    yield from repo.iter_source_files(commit=commit, max_bytes=max_bytes,
-                                      keep=lambda p: owns(file_key({"repo": repo.name, "commit": commit, "path": p})))
+    yield from repo.iter_source_files(commit=commit, max_bytes=max_bytes, keep=_claimer(repo.name, commit, owns(spec)))
+
+
+def _claimer(repo: str, commit: str, owner: bool) -> Callable[[str], bool]:
+    """``keep`` for one repository's paths under ``--workers``: each path goes to the worker that claims it first
+    (asked just before its record is made, so the workers stay balanced), except the first path asked about,
+    which goes to the worker counting the repository (``owner``): that worker yields at least one record of a
+    repository that has any, and ``info.empty`` stays the mark of a repository with no files."""
+    first: list[str] = []
+
+    def keep(path: str) -> bool:
+        first[:] = first or [path]
+        if path == first[0] and not owner:
+            return False
+        return claim(READ_STAGE, file_key({"repo": repo, "commit": commit, "path": path}))
+    return keep
 
 
 def _parse_factory(max_bytes: int):
@@ -156,13 +171,24 @@ def _rationale_factory(llm: LLMConfig, critic_model: str):
 
 
 def _select_factory(cfg: FimConfig):
-    return lambda kv: select_repo(unpack_group(kv[1]), cfg, keep=owns)
+    return lambda kv: select_repo(unpack_group(kv[1]), cfg, keep=_read_here)
+
+
+def _read_here(key: str) -> bool:
+    """True when this worker read the file ``key`` (it holds the content the file's samples are made of)."""
+    return claimed_here(READ_STAGE, key)
+
+
+def _reader_of(kv) -> int:
+    """The worker that read the file keyed ``kv[0]``."""
+    return claimant(READ_STAGE, kv[0])
 
 
 def build(p, c: dict, job: FimJob) -> Built:
     """The FIM stages over the resolved config ``c`` (see the module docstring)."""
     cfg = FimConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in c["fim"].items()})
-    # --workers: each process reads the files it owns, sees every structure, selects its own files
+    # --workers: each process reads the files it claims first (claimed one at a time, just before the work on each:
+    # the processes stay balanced), sees every structure, selects the files it read
     files, read_rej, _ = apply_stage(p | "Repos" >> beam.Create(c["repos"]), READ_STAGE,
                                      lambda: (lambda spec: read_repo(spec, c["max_file_bytes"])), fanout=True,
                                      owned=owns)
@@ -171,7 +197,7 @@ def build(p, c: dict, job: FimJob) -> Built:
     structures, parse_rej, _ = apply_stage(files, PARSE_STAGE, lambda: _parse_factory(c["max_file_bytes"]))
     by_repo = gather(structures, "GroupRepo", key=lambda fs: f"{fs.repo}@{fs.commit}")
     sels, _, sel_filtered = apply_stage(by_repo, SELECT_STAGE, lambda: _select_factory(cfg), fanout=True,
-                                        owned=lambda kv: owns(kv[0]))
+                                        owned=lambda kv: owns(kv[0]), divided=True)
     counted = sels | "CountSelections" >> beam.ParDo(_CountSelections())
     sizes = broadcast(sels | "TargetSizes" >> beam.FlatMap(target_counts), "AllTargetSizes")
     fractions = (sizes | "CountSizes" >> beam.CombinePerKey(sum)
@@ -186,9 +212,9 @@ def build(p, c: dict, job: FimJob) -> Built:
     sources = {"sel": keyed_sels, "src": keyed_files}
     if c["format"] == "repo":
         requests = exchange(keyed_sels | "ContextRequests" >> beam.FlatMap(_context_requests), "ToContextFile",
-                            key=lambda kv: kv[0])
+                            to=_reader_of)
         sources["ctx"] = exchange({"req": requests, "src": keyed_files} | "JoinContext" >> beam.CoGroupByKey()
-                                  | "RouteContext" >> beam.FlatMap(_route_context), "ToRequester", key=lambda kv: kv[0])
+                                  | "RouteContext" >> beam.FlatMap(_route_context), "ToRequester", to=_reader_of)
     joined = sources | "JoinContent" >> beam.CoGroupByKey()
     rows, emit_rej, emit_filtered = apply_stage(joined, EMIT_STAGE, lambda: _emit_factory(
         c["format"], c["model_family"], cfg.repo_context_chars, c["special_tokens"]), fanout=True)

@@ -22,6 +22,7 @@ from apache_beam.metrics import Metrics
 
 from swemine.corpora.records import Filtered, Info, Reject, make_reject, short_repr
 from swemine.manifests.manifest import COUNTER_NAMESPACE
+from swemine.pipelines.workers import current
 
 REJECTS = "rejects"
 FILTERED = "filtered"
@@ -84,17 +85,21 @@ class StageDoFn(beam.DoFn):
     one per element (e.g. the records of a group, so that a group → one result per record stage balances).
     ``owned`` marks elements that every ``--workers`` process sees (a repo spec, a repository's structures):
     only the process for which ``owned(element)`` is true counts the element and reports its exception.
+    ``divided`` marks a fanout stage whose results of one element are divided among the ``--workers`` processes
+    (each yields those of its own files): there no process can tell that the element yielded nothing at all, so
+    ``info.empty`` is counted only in a one-worker run.
     """
 
     def __init__(self, stage: str, factory: Callable[[], StageFn], *, fanout: bool = False,
                  progress_every: int = 0, in_weight: Callable[[Any], int] | None = None,
-                 owned: Callable[[Any], bool] | None = None):
+                 owned: Callable[[Any], bool] | None = None, divided: bool = False):
         self.stage = stage
         self.factory = factory
         self.fanout = fanout
         self.progress_every = progress_every
         self.in_weight = in_weight
         self.owned = owned
+        self.divided = divided
         self._fn: StageFn | None = None
 
     def setup(self):
@@ -118,7 +123,7 @@ class StageDoFn(beam.DoFn):
             for result in route(c, self._fn(element)):
                 produced = True
                 yield result
-            if self.fanout and not produced and mine:
+            if self.fanout and not produced and mine and not (self.divided and current() is not None):
                 c.inc("info.empty")
         except Exception as exc:  # noqa: BLE001 - any failure of one record becomes a counted reject
             if not mine:            # the worker owning the element meets the same failure and reports it
@@ -137,9 +142,9 @@ class StageDoFn(beam.DoFn):
 
 def apply_stage(pcoll, stage: str, factory: Callable[[], StageFn], *, fanout: bool = False,
                 progress_every: int = 0, in_weight: Callable[[Any], int] | None = None,
-                owned: Callable[[Any], bool] | None = None):
+                owned: Callable[[Any], bool] | None = None, divided: bool = False):
     """Apply a stage; returns ``(main, rejects, filtered)`` PCollections."""
     res = pcoll | stage >> beam.ParDo(StageDoFn(stage, factory, fanout=fanout, progress_every=progress_every,
-                                                in_weight=in_weight, owned=owned)
+                                                in_weight=in_weight, owned=owned, divided=divided)
                                       ).with_outputs(REJECTS, FILTERED, main="main")
     return res.main, res[REJECTS], res[FILTERED]

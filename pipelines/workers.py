@@ -5,7 +5,8 @@ subprocesses (~2.5 s) and moves every element through the runner process over gR
 cores slower than one. Here every worker is the *same* pipeline graph on the in-process FnApiRunner, forked
 from the launching process (so nothing is imported twice), working on its own part of the data:
 
-- sources take :func:`share` of their list (units, task files, repo specs), balanced by size;
+- sources take :func:`share` of their list (units, task files, repo specs), balanced by size, or walk the
+  whole list and :func:`claim` each item just before its work (FIM's files: balanced as the workers go);
 - where the graph needs records of one key together (a join, a group, a dedup bucket) it calls
   :func:`exchange` (records move to the worker owning the key's hash) or :func:`broadcast` (every worker
   sees every record: small tables such as run labels, tasks or per-key counts). Both are the identity in a
@@ -15,7 +16,8 @@ from the launching process (so nothing is imported twice), working on its own pa
   are chained in build order (each exchange's reading stage also waits for the previous one's): no two workers
   can wait for each other at two different exchanges;
 - per-file work that needs a whole repository (the FIM graph) runs on every worker from broadcast
-  structures, each keeping the files it :func:`owns`.
+  structures, each keeping the files it claimed (:func:`claimed_here`); records for such a file are sent to
+  its :func:`claimant`.
 
 Each worker (and a one-worker local run) writes its records straight to per-bucket Arrow files with the run's
 global bucket count (no shard shuffle: :class:`WriteParts`); the merge concatenates bucket ``b`` of every worker,
@@ -72,6 +74,7 @@ _current: Partition | None = None
 _writing_parts = False              # set for a local run: WriteShards writes Arrow parts, merge_buckets merges
 _exchanges = itertools.count()      # numbers the exchanges in build order: the same in every worker
 _last_done = None                   # the previous exchange's "done" output: each exchange waits after it
+_claimed: set[tuple[str, str]] = set()  # the (name, key) pairs this worker won with :func:`claim`
 
 
 def current() -> Partition | None:
@@ -108,6 +111,46 @@ def owns(key: Any) -> bool:
     return part is None or slot(key, part.count) == part.index
 
 
+def claim(name: str, key: str) -> bool:
+    """True for exactly one worker of the run: the first to ask for ``key`` under ``name`` (always in a one-worker
+    run). Workers that walk the same list and claim each item just before its work get dynamic balance: a worker
+    slowed by a large file or a busy core takes fewer of the rest. The claim is an exclusive create of a file
+    named after ``key`` under the scratch root, holding the winner's index for :func:`claimant`."""
+    part = _current
+    if part is None:
+        return True
+    folder = os.path.join(part.root, "claims", name)
+    os.makedirs(folder, exist_ok=True)
+    try:
+        fd = os.open(os.path.join(folder, _digest(key)), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w") as fh:
+        fh.write(str(part.index))
+    _claimed.add((name, key))
+    return True
+
+
+def claimed_here(name: str, key: str) -> bool:
+    """True when this worker won ``key`` under ``name`` (always in a one-worker run)."""
+    return _current is None or (name, key) in _claimed
+
+
+def claimant(name: str, key: str) -> int:
+    """The index of the worker that won ``key`` under ``name``; a key nobody claimed goes to :func:`slot`'s
+    worker. Call it only after an exchange that follows the claims (every claim file is then written)."""
+    part = _current
+    try:
+        with open(os.path.join(part.root, "claims", name, _digest(key))) as fh:
+            return int(fh.read())
+    except (OSError, ValueError):
+        return slot(key, part.count)
+
+
+def _digest(key: str) -> str:
+    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
 def share(items: Iterable, weight: Callable[[Any], float] | None = None) -> list:
     """This worker's part of a source list: items dealt largest first to the least-loaded worker (ties: lowest
     index), so the parts are balanced by ``weight`` and the same in every worker. All items in a one-worker run."""
@@ -139,15 +182,19 @@ def file_weight(uri: str) -> int:
 class _Spill(beam.DoFn):
     """Pickle each record into the file of the worker that should receive it (``all`` for a broadcast)."""
 
-    def __init__(self, part: Partition, folder: str, key: Callable[[Any], Any] | None):
-        self.part, self.folder, self.key = part, folder, key
+    def __init__(self, part: Partition, folder: str, key: Callable[[Any], Any] | None,
+                 to: Callable[[Any], int] | None = None):
+        self.part, self.folder, self.key, self.to = part, folder, key, to
 
     def start_bundle(self):
         self._files: dict[str, Any] = {}
         self._tag = uuid.uuid4().hex[:12]
 
     def process(self, element):
-        dest = "all" if self.key is None else str(slot(self.key(element), self.part.count))
+        if self.to is not None:
+            dest = str(self.to(element))
+        else:
+            dest = "all" if self.key is None else str(slot(self.key(element), self.part.count))
         fh = self._files.get(dest)
         if fh is None:
             fh = self._files[dest] = open(os.path.join(self.folder, f"to-{dest}.from-{self.part.index}.{self._tag}.tmp"),
@@ -213,9 +260,10 @@ def _load_all(path: str, batch: int = 1000) -> Iterator[Any]:
 
 
 class _Exchange(beam.PTransform):
-    def __init__(self, part: Partition, name: str, key: Callable[[Any], Any] | None, grouped: bool = False):
+    def __init__(self, part: Partition, name: str, key: Callable[[Any], Any] | None, grouped: bool = False,
+                 to: Callable[[Any], int] | None = None):
         super().__init__()
-        self.part, self.key, self.grouped = part, key, grouped
+        self.part, self.key, self.grouped, self.to = part, key, grouped, to
         safe = "".join(c if c.isalnum() else "_" for c in name)
         self.folder = os.path.join(part.root, "x", f"{next(_exchanges):03d}-{safe}")
 
@@ -226,7 +274,7 @@ class _Exchange(beam.PTransform):
         global _last_done
         os.makedirs(self.folder, exist_ok=True)
         part, folder = self.part, self.folder
-        spilled = pcoll | "Spill" >> beam.ParDo(_Spill(part, folder, self.key))      # outputs nothing
+        spilled = pcoll | "Spill" >> beam.ParDo(_Spill(part, folder, self.key, self.to))      # outputs nothing
         after = {"previous": beam.pvalue.AsList(_last_done)} if _last_done is not None else {}
         out = (pcoll.pipeline | "Start" >> beam.Impulse()
                | "Collect" >> beam.ParDo(_Collect(part, folder, self.grouped), beam.pvalue.AsList(spilled), **after
@@ -235,10 +283,10 @@ class _Exchange(beam.PTransform):
         return out.records
 
 
-def exchange(pcoll, name: str, key: Callable[[Any], Any]):
-    """``pcoll`` with each record moved to the worker owning ``key(record)``; the identity in a one-worker run.
-    ``name`` labels the transform (unique in the pipeline)."""
-    return pcoll if _current is None else pcoll | name >> _Exchange(_current, name, key)
+def exchange(pcoll, name: str, key: Callable[[Any], Any] | None = None, to: Callable[[Any], int] | None = None):
+    """``pcoll`` with each record moved to the worker owning ``key(record)`` (or to worker ``to(record)``); the
+    identity in a one-worker run. ``name`` labels the transform (unique in the pipeline)."""
+    return pcoll if _current is None else pcoll | name >> _Exchange(_current, name, key, to=to)
 
 
 def broadcast(pcoll, name: str):
@@ -279,8 +327,8 @@ def _worker(run_one: Callable, part: Partition, results, parent: int) -> None:
     """Body of one forked worker: run the pipeline as partition ``part``; report counters or the error. The
     launcher alone answers Ctrl-C and SIGTERM (it stops the workers); a worker dies with its launcher (pid
     ``parent``) even when that one is killed outright."""
-    global _current, _exchanges, _last_done
-    _current, _exchanges, _last_done = part, itertools.count(), None
+    global _current, _exchanges, _last_done, _claimed
+    _current, _exchanges, _last_done, _claimed = part, itertools.count(), None, set()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     die_with_parent()

@@ -89,6 +89,32 @@ def test_fim_same_shards_with_two_workers(repo, tmp_path, fmt):
     assert m["fim_counts"]["samples"] > 0 and m["stages"]["fim_select"]["in"] == 1   # one repo, counted once
 
 
+@pytest.mark.parametrize("files", [{"only.py": "def one(x):\n    return x + 1\n"}, {"README.md": "no code\n"}],
+                         ids=["one-file", "no-python"])
+def test_fim_counts_a_repository_once_however_its_files_fall(tmp_path, files):
+    """With files claimed as the workers go, one worker may read every file of a small repository: the counters
+    still match one worker's, ``info.empty`` included (0 for a one-file repo, 1 for a repo without Python)."""
+    path = init_repo(str(tmp_path / "acme__tiny"))
+    commit_files(path, files, "init")
+    m = _same_run(fim.build_spec(FimJob(sources=(path,))), tmp_path)
+    assert m["stages"]["fim_read"]["info"].get("empty", 0) == (0 if "only.py" in files else 1)
+    assert m["stages"]["fim_read"]["in"] == 1
+
+
+def test_claims_give_each_key_to_the_first_worker_that_asks(tmp_path, monkeypatch):
+    monkeypatch.setattr(workers, "_claimed", set())
+    monkeypatch.setattr(workers, "_current", workers.Partition(1, 2, str(tmp_path)))
+    won_by_1 = [workers.claim("read", k) for k in ("a.py", "b.py")]
+    monkeypatch.setattr(workers, "_current", workers.Partition(0, 2, str(tmp_path)))
+    won_by_0 = [workers.claim("read", k) for k in ("a.py", "b.py", "c.py")]
+    assert won_by_1 == [True, True] and won_by_0 == [False, False, True]
+    assert [workers.claimant("read", k) for k in ("a.py", "b.py", "c.py")] == [1, 1, 0]
+    assert workers.claimant("read", "never.py") == workers.slot("never.py", 2)     # unclaimed: the hash owner
+    assert workers.claimed_here("read", "c.py") and workers.claim("other", "a.py")   # names are separate
+    monkeypatch.setattr(workers, "_current", None)
+    assert workers.claim("read", "a.py") and workers.claimed_here("read", "a.py")   # one worker: every key
+
+
 def test_tasks_from_two_repos_with_issues_and_localization(tmp_path):
     """Commits are spread over the workers by sha, tasks meet by instance id for the de-duplication."""
     build_history(str(tmp_path / "repos"))
