@@ -319,7 +319,7 @@ class FimJob:
         from swemine.miners.fim.scoring import FimConfig
 
         fim = FimConfig(cross_file=not self.in_file_only, mixture=self.mixture_ratios())
-        config = {"repos": [self.pinned(spec) for spec in self.repo_specs()], "format": self.fim_format,
+        config = {"repos": list(dict.fromkeys(self.pinned(spec) for spec in self.repo_specs())), "format": self.fim_format,
                   "model_family": self.model_family if self.fim_format != "chat" else "",
                   "fim": dataclasses.asdict(fim), "max_file_bytes": self.max_file_bytes,
                   "filters": self.filters.resolve(), "special_tokens": self.special_tokens}

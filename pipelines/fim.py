@@ -38,7 +38,7 @@ from swemine.pipelines.filtering import apply_filters, contamination_summarizer,
 from swemine.pipelines.outputs import FIM as OUTPUT
 from swemine.pipelines.runner import Built, PipelineSpec, combine_summaries
 from swemine.pipelines.stage import FILTERED, Counters, apply_stage
-from swemine.pipelines.workers import broadcast, claim, claimant, claimed_here, exchange, gather, owns, unpack_group
+from swemine.pipelines.workers import broadcast, claim, claimant, current, exchange, gather, owns, slot, unpack_group
 
 READ_STAGE = "fim_read"
 DIST_FIELDS = ("loc", "complexity", "inferability", "fim_score", "difficulty")
@@ -64,22 +64,48 @@ def read_repo(spec: str, max_bytes: int):
             yield make_reject(READ_STAGE, "repo_unavailable", str(exc), uri=spec)
         return
     commit = commit or repo.head()
-    yield from repo.iter_source_files(commit=commit, max_bytes=max_bytes, keep=_claimer(repo.name, commit, owns(spec)))
+    yield from repo.iter_source_files(commit=commit, max_bytes=max_bytes,
+                                      keep=_claimer(_listing(spec), repo.name, commit, owns(spec)))
 
 
-def _claimer(repo: str, commit: str, owner: bool) -> Callable[[str], bool]:
-    """``keep`` for one repository's paths under ``--workers``: each path goes to the worker that claims it first
+def _listing(spec: str) -> str:
+    """The claim namespace of one ``--source``: every listed source is read whole, as in a one-worker run, even
+    when two of them name the same repository."""
+    return f"{READ_STAGE}:{spec}"
+
+
+READER = f"{READ_STAGE}:reader"     # claims of the worker that selects a file and emits its samples
+
+
+def _claimer(listing: str, repo: str, commit: str, owner: bool) -> Callable[[str], bool]:
+    """``keep`` for one source's paths under ``--workers``: each path goes to the worker that claims it first
     (asked just before its record is made, so the workers stay balanced), except the first path asked about,
-    which goes to the worker counting the repository (``owner``): that worker yields at least one record of a
-    repository that has any, and ``info.empty`` stays the mark of a repository with no files."""
+    which goes to the worker counting the source (``owner``): that worker yields at least one record of a
+    source that has any, and ``info.empty`` stays the mark of a source with no files. The first worker to read
+    a file for any source also claims it as its :data:`READER`."""
     first: list[str] = []
 
     def keep(path: str) -> bool:
         first[:] = first or [path]
         if path == first[0] and not owner:
             return False
-        return claim(READ_STAGE, file_key({"repo": repo, "commit": commit, "path": path}))
+        key = file_key({"repo": repo, "commit": commit, "path": path})
+        if not claim(listing, key):
+            return False
+        claim(READER, key)
+        return True
     return keep
+
+
+def _reader(key: str) -> int:
+    """The worker that selects the file ``key`` and emits its samples (it read the file: it holds the content)."""
+    found = claimant(READER, key)
+    return slot(key, current().count) if found is None else found
+
+
+def _reads_here(key: str) -> bool:
+    """True when this worker is the file's :func:`_reader` (always in a one-worker run)."""
+    return current() is None or _reader(key) == current().index
 
 
 def _parse_factory(max_bytes: int):
@@ -171,17 +197,7 @@ def _rationale_factory(llm: LLMConfig, critic_model: str):
 
 
 def _select_factory(cfg: FimConfig):
-    return lambda kv: select_repo(unpack_group(kv[1]), cfg, keep=_read_here)
-
-
-def _read_here(key: str) -> bool:
-    """True when this worker read the file ``key`` (it holds the content the file's samples are made of)."""
-    return claimed_here(READ_STAGE, key)
-
-
-def _reader_of(kv) -> int:
-    """The worker that read the file keyed ``kv[0]``."""
-    return claimant(READ_STAGE, kv[0])
+    return lambda kv: select_repo(unpack_group(kv[1]), cfg, keep=_reads_here)
 
 
 def build(p, c: dict, job: FimJob) -> Built:
@@ -212,10 +228,13 @@ def build(p, c: dict, job: FimJob) -> Built:
     sources = {"sel": keyed_sels, "src": keyed_files}
     if c["format"] == "repo":
         requests = exchange(keyed_sels | "ContextRequests" >> beam.FlatMap(_context_requests), "ToContextFile",
-                            to=_reader_of)
+                            to=lambda kv: _reader(kv[0]))
         sources["ctx"] = exchange({"req": requests, "src": keyed_files} | "JoinContext" >> beam.CoGroupByKey()
-                                  | "RouteContext" >> beam.FlatMap(_route_context), "ToRequester", to=_reader_of)
+                                  | "RouteContext" >> beam.FlatMap(_route_context), "ToRequester",
+                                  to=lambda kv: _reader(kv[0]))
     joined = sources | "JoinContent" >> beam.CoGroupByKey()
+    if current() is not None:       # a file two sources list, read by two workers: emitted by its reader
+        joined = joined | "FirstReader" >> beam.Filter(lambda kv: _reads_here(kv[0]))
     rows, emit_rej, emit_filtered = apply_stage(joined, EMIT_STAGE, lambda: _emit_factory(
         c["format"], c["model_family"], cfg.repo_context_chars, c["special_tokens"]), fanout=True)
     rejects = [read_rej, parse_rej, emit_rej]

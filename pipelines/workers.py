@@ -16,8 +16,7 @@ from the launching process (so nothing is imported twice), working on its own pa
   are chained in build order (each exchange's reading stage also waits for the previous one's): no two workers
   can wait for each other at two different exchanges;
 - per-file work that needs a whole repository (the FIM graph) runs on every worker from broadcast
-  structures, each keeping the files it claimed (:func:`claimed_here`); records for such a file are sent to
-  its :func:`claimant`.
+  structures, each keeping the files it claimed; records for such a file are sent to its :func:`claimant`.
 
 Each worker (and a one-worker local run) writes its records straight to per-bucket Arrow files with the run's
 global bucket count (no shard shuffle: :class:`WriteParts`); the merge concatenates bucket ``b`` of every worker,
@@ -74,7 +73,6 @@ _current: Partition | None = None
 _writing_parts = False              # set for a local run: WriteShards writes Arrow parts, merge_buckets merges
 _exchanges = itertools.count()      # numbers the exchanges in build order: the same in every worker
 _last_done = None                   # the previous exchange's "done" output: each exchange waits after it
-_claimed: set[tuple[str, str]] = set()  # the (name, key) pairs this worker won with :func:`claim`
 
 
 def current() -> Partition | None:
@@ -115,11 +113,12 @@ def claim(name: str, key: str) -> bool:
     """True for exactly one worker of the run: the first to ask for ``key`` under ``name`` (always in a one-worker
     run). Workers that walk the same list and claim each item just before its work get dynamic balance: a worker
     slowed by a large file or a busy core takes fewer of the rest. The claim is an exclusive create of a file
-    named after ``key`` under the scratch root, holding the winner's index for :func:`claimant`."""
+    named after ``name`` and ``key`` (digests) under the scratch root, holding the winner's index for
+    :func:`claimant`."""
     part = _current
     if part is None:
         return True
-    folder = os.path.join(part.root, "claims", name)
+    folder = os.path.join(part.root, "claims", _digest(name))
     os.makedirs(folder, exist_ok=True)
     try:
         fd = os.open(os.path.join(folder, _digest(key)), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
@@ -127,24 +126,17 @@ def claim(name: str, key: str) -> bool:
         return False
     with os.fdopen(fd, "w") as fh:
         fh.write(str(part.index))
-    _claimed.add((name, key))
     return True
 
 
-def claimed_here(name: str, key: str) -> bool:
-    """True when this worker won ``key`` under ``name`` (always in a one-worker run)."""
-    return _current is None or (name, key) in _claimed
-
-
-def claimant(name: str, key: str) -> int:
-    """The index of the worker that won ``key`` under ``name``; a key nobody claimed goes to :func:`slot`'s
-    worker. Call it only after an exchange that follows the claims (every claim file is then written)."""
-    part = _current
+def claimant(name: str, key: str) -> int | None:
+    """The index of the worker that won ``key`` under ``name`` (``None``: nobody claimed it). Call it only after
+    an exchange that follows the claims: every claim file is then written."""
     try:
-        with open(os.path.join(part.root, "claims", name, _digest(key))) as fh:
+        with open(os.path.join(_current.root, "claims", _digest(name), _digest(key))) as fh:
             return int(fh.read())
     except (OSError, ValueError):
-        return slot(key, part.count)
+        return None
 
 
 def _digest(key: str) -> str:
@@ -327,8 +319,8 @@ def _worker(run_one: Callable, part: Partition, results, parent: int) -> None:
     """Body of one forked worker: run the pipeline as partition ``part``; report counters or the error. The
     launcher alone answers Ctrl-C and SIGTERM (it stops the workers); a worker dies with its launcher (pid
     ``parent``) even when that one is killed outright."""
-    global _current, _exchanges, _last_done, _claimed
-    _current, _exchanges, _last_done, _claimed = part, itertools.count(), None, set()
+    global _current, _exchanges, _last_done
+    _current, _exchanges, _last_done = part, itertools.count(), None
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     die_with_parent()

@@ -102,17 +102,22 @@ def test_fim_counts_a_repository_once_however_its_files_fall(tmp_path, files):
 
 
 def test_claims_give_each_key_to_the_first_worker_that_asks(tmp_path, monkeypatch):
-    monkeypatch.setattr(workers, "_claimed", set())
     monkeypatch.setattr(workers, "_current", workers.Partition(1, 2, str(tmp_path)))
     won_by_1 = [workers.claim("read", k) for k in ("a.py", "b.py")]
     monkeypatch.setattr(workers, "_current", workers.Partition(0, 2, str(tmp_path)))
     won_by_0 = [workers.claim("read", k) for k in ("a.py", "b.py", "c.py")]
     assert won_by_1 == [True, True] and won_by_0 == [False, False, True]
-    assert [workers.claimant("read", k) for k in ("a.py", "b.py", "c.py")] == [1, 1, 0]
-    assert workers.claimant("read", "never.py") == workers.slot("never.py", 2)     # unclaimed: the hash owner
-    assert workers.claimed_here("read", "c.py") and workers.claim("other", "a.py")   # names are separate
+    assert [workers.claimant("read", k) for k in ("a.py", "b.py", "c.py", "never.py")] == [1, 1, 0, None]
+    assert workers.claim("other", "a.py") and workers.claimant("other", "a.py") == 0     # names are separate
     monkeypatch.setattr(workers, "_current", None)
-    assert workers.claim("read", "a.py") and workers.claimed_here("read", "a.py")   # one worker: every key
+    assert workers.claim("read", "a.py")          # one worker: every key
+
+
+def test_fim_reads_a_repository_listed_twice_as_one_worker_does(repo, tmp_path):
+    """Each listing is read whole (the read and parse counters double, as with one worker); the samples are
+    emitted once, by the worker that read the file for the first listing."""
+    m = _same_run(fim.build_spec(FimJob(sources=(repo, repo + "/"))), tmp_path)
+    assert m["stages"]["fim_read"]["in"] == 2 and m["stages"]["fim_parse"]["in"] == 24
 
 
 def test_tasks_from_two_repos_with_issues_and_localization(tmp_path):
