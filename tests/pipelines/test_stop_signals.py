@@ -19,13 +19,19 @@ from swemine.pipelines.scratch import new_scratch, remove_scratch
 RUN = "import sys; from swemine.pipelines.cli import main; sys.exit(main())"
 
 
+def _as_from_a_terminal() -> None:
+    """In the child before it starts: Ctrl-C's default action, as a command typed at a terminal has. Tests run as a
+    background job (``make test &``) inherit SIGINT ignored, and a run rightly keeps an inherited ignore."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(tmp_path: pathlib.Path, workers: int, settle: float = 1.0) -> tuple[subprocess.Popen, pathlib.Path,
                                                                             pathlib.Path]:
     scratch, out = tmp_path / "scratch", tmp_path / "out"
     scratch.mkdir()
     proc = subprocess.Popen([sys.executable, "-c", RUN, "run", "fim", "--workers", str(workers), "--output", str(out)],
                             env={**os.environ, "TMPDIR": str(scratch)}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, preexec_fn=_as_from_a_terminal)
     deadline = time.monotonic() + 60
     while not list(scratch.glob("swemine-workers-*")):         # the run is under way: past set-up, in Beam
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
