@@ -168,12 +168,11 @@ class GitRepo(RepoSource):
             nl = out.index(b"\n", pos)
             header = out[pos:nl].split()
             pos = nl + 1
-            size = int(header[2]) if len(header) >= 3 and header[1] != b"missing" else None
+            start, size = pos, int(header[2]) if len(header) >= 3 and header[1] != b"missing" else None
             if size is not None:
-                pos += size + 1
-            if keep is not None and not keep(path):
-                continue
-            yield path, out[pos - size - 1:pos - 1] if size is not None and header[1] == b"blob" else None
+                pos += size + 1             # past the object and its newline
+            if keep is None or keep(path):
+                yield path, out[start:start + size] if size is not None and header[1] == b"blob" else None
 
 
 class DirRepo(RepoSource):

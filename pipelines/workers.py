@@ -57,6 +57,7 @@ from swemine.runtime import die_with_parent, paused_gc
 log = logging.getLogger("swemine")
 
 ABORT = "ABORT"
+CLAIMS = "claims"                   # the folder of :func:`claim`'s files under a run's scratch root
 POLL_S = 0.005
 LOCAL_RUNNERS = ("FnApiRunner", "DirectRunner", "BundleBasedDirectRunner", "SwitchingDirectRunner")
 
@@ -113,15 +114,13 @@ def claim(name: str, key: str) -> bool:
     """True for exactly one worker of the run: the first to ask for ``key`` under ``name`` (always in a one-worker
     run). Workers that walk the same list and claim each item just before its work get dynamic balance: a worker
     slowed by a large file or a busy core takes fewer of the rest. The claim is an exclusive create of a file
-    named after ``name`` and ``key`` (digests) under the scratch root, holding the winner's index for
+    named by a digest of ``name`` and ``key`` in the run's scratch folder, holding the winner's index for
     :func:`claimant`."""
     part = _current
     if part is None:
         return True
-    folder = os.path.join(part.root, "claims", _digest(name))
-    os.makedirs(folder, exist_ok=True)
     try:
-        fd = os.open(os.path.join(folder, _digest(key)), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        fd = os.open(_claim_path(part.root, name, key), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
     except FileExistsError:
         return False
     with os.fdopen(fd, "w") as fh:
@@ -133,14 +132,15 @@ def claimant(name: str, key: str) -> int | None:
     """The index of the worker that won ``key`` under ``name`` (``None``: nobody claimed it). Call it only after
     an exchange that follows the claims: every claim file is then written."""
     try:
-        with open(os.path.join(_current.root, "claims", _digest(name), _digest(key))) as fh:
+        with open(_claim_path(_current.root, name, key)) as fh:
             return int(fh.read())
     except (OSError, ValueError):
         return None
 
 
-def _digest(key: str) -> str:
-    return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+def _claim_path(root: str, name: str, key: str) -> str:
+    digest = hashlib.blake2b(f"{name}\0{key}".encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return os.path.join(root, CLAIMS, digest)
 
 
 def share(items: Iterable, weight: Callable[[Any], float] | None = None) -> list:
@@ -174,19 +174,15 @@ def file_weight(uri: str) -> int:
 class _Spill(beam.DoFn):
     """Pickle each record into the file of the worker that should receive it (``all`` for a broadcast)."""
 
-    def __init__(self, part: Partition, folder: str, key: Callable[[Any], Any] | None,
-                 to: Callable[[Any], int] | None = None):
-        self.part, self.folder, self.key, self.to = part, folder, key, to
+    def __init__(self, part: Partition, folder: str, to: Callable[[Any], int] | None):
+        self.part, self.folder, self.to = part, folder, to
 
     def start_bundle(self):
         self._files: dict[str, Any] = {}
         self._tag = uuid.uuid4().hex[:12]
 
     def process(self, element):
-        if self.to is not None:
-            dest = str(self.to(element))
-        else:
-            dest = "all" if self.key is None else str(slot(self.key(element), self.part.count))
+        dest = "all" if self.to is None else str(self.to(element))
         fh = self._files.get(dest)
         if fh is None:
             fh = self._files[dest] = open(os.path.join(self.folder, f"to-{dest}.from-{self.part.index}.{self._tag}.tmp"),
@@ -252,10 +248,9 @@ def _load_all(path: str, batch: int = 1000) -> Iterator[Any]:
 
 
 class _Exchange(beam.PTransform):
-    def __init__(self, part: Partition, name: str, key: Callable[[Any], Any] | None, grouped: bool = False,
-                 to: Callable[[Any], int] | None = None):
+    def __init__(self, part: Partition, name: str, to: Callable[[Any], int] | None, grouped: bool = False):
         super().__init__()
-        self.part, self.key, self.grouped, self.to = part, key, grouped, to
+        self.part, self.to, self.grouped = part, to, grouped
         safe = "".join(c if c.isalnum() else "_" for c in name)
         self.folder = os.path.join(part.root, "x", f"{next(_exchanges):03d}-{safe}")
 
@@ -266,7 +261,7 @@ class _Exchange(beam.PTransform):
         global _last_done
         os.makedirs(self.folder, exist_ok=True)
         part, folder = self.part, self.folder
-        spilled = pcoll | "Spill" >> beam.ParDo(_Spill(part, folder, self.key, self.to))      # outputs nothing
+        spilled = pcoll | "Spill" >> beam.ParDo(_Spill(part, folder, self.to))      # outputs nothing
         after = {"previous": beam.pvalue.AsList(_last_done)} if _last_done is not None else {}
         out = (pcoll.pipeline | "Start" >> beam.Impulse()
                | "Collect" >> beam.ParDo(_Collect(part, folder, self.grouped), beam.pvalue.AsList(spilled), **after
@@ -278,7 +273,10 @@ class _Exchange(beam.PTransform):
 def exchange(pcoll, name: str, key: Callable[[Any], Any] | None = None, to: Callable[[Any], int] | None = None):
     """``pcoll`` with each record moved to the worker owning ``key(record)`` (or to worker ``to(record)``); the
     identity in a one-worker run. ``name`` labels the transform (unique in the pipeline)."""
-    return pcoll if _current is None else pcoll | name >> _Exchange(_current, name, key, to=to)
+    if _current is None:
+        return pcoll
+    count = _current.count
+    return pcoll | name >> _Exchange(_current, name, to or (lambda record: slot(key(record), count)))
 
 
 def broadcast(pcoll, name: str):
@@ -349,6 +347,7 @@ def run_partitioned(run_one: Callable[[str], Any], n: int) -> tuple[str, list]:
         except BaseException:
             remove_scratch(root)
             raise
+    os.mkdir(os.path.join(root, CLAIMS))
     ctx = multiprocessing.get_context("fork")
     results = ctx.Queue()
     procs = [ctx.Process(target=_worker, args=(run_one, Partition(k, n, root), results, os.getpid()), daemon=True)

@@ -102,6 +102,7 @@ def test_fim_counts_a_repository_once_however_its_files_fall(tmp_path, files):
 
 
 def test_claims_give_each_key_to_the_first_worker_that_asks(tmp_path, monkeypatch):
+    (tmp_path / workers.CLAIMS).mkdir()         # as run_partitioned makes it in the scratch root
     monkeypatch.setattr(workers, "_current", workers.Partition(1, 2, str(tmp_path)))
     won_by_1 = [workers.claim("read", k) for k in ("a.py", "b.py")]
     monkeypatch.setattr(workers, "_current", workers.Partition(0, 2, str(tmp_path)))
