@@ -176,7 +176,8 @@ def test_an_interrupted_launcher_stops_its_workers_and_removes_their_scratch(tmp
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
 
     def run_one(out):
-        pathlib.Path(out + ".pid").write_text(str(os.getpid()))
+        pathlib.Path(out + ".tmp").write_text(str(os.getpid()))
+        os.replace(out + ".tmp", out + ".pid")          # appears whole: the launcher reads it at once
         time.sleep(60)
 
     def interrupted(results, procs):
