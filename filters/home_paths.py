@@ -22,11 +22,14 @@ _NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 #: ``/home/<x>/`` followed by anything else is as often a container's checkout (``/home/fastjson2/core``).
 _HOME_NEXT = (r"(?=/(?:\.|Desktop|Documents|Downloads|projects|Projects|PycharmProjects|repos|github|"
               r"programming|sandbox|venv|venvs|envs|miniconda3?|anaconda3?|miniforge3?|mambaforge)\b)")
+#: (literals one of which the match must hold, pattern): a pattern runs only over a text holding its literal
 _PATHS = (
-    re.compile(rf"(?<![\w.-])/Users/({_NAME})"),                                  # macOS: always a user's home
-    re.compile(rf"(?<![\w.-])/home/({_NAME}){_HOME_NEXT}"),                       # Linux: when it looks personal
-    re.compile(rf"\b[A-Za-z]:(?:\\{{1,2}}|/)Users(?:\\{{1,2}}|/)({_NAME})"),      # C:\Users\alice (also JSON-escaped)
-    re.compile(r"(?<![\w.])-(?:Users|home)-([A-Za-z0-9_.]+)(?=-|$|[/\s\"'])"),     # Claude Code project folder names
+    (("/Users/",), re.compile(rf"(?<![\w.-])/Users/({_NAME})")),                  # macOS: always a user's home
+    (("/home/",), re.compile(rf"(?<![\w.-])/home/({_NAME}){_HOME_NEXT}")),       # Linux: when it looks personal
+    ((":/Users", ":\\Users", ":\\\\Users"),                                       # C:\Users\alice (also JSON-escaped)
+     re.compile(rf"\b[A-Za-z]:(?:\\{{1,2}}|/)Users(?:\\{{1,2}}|/)({_NAME})")),
+    (("-Users-", "-home-"),                                                      # Claude Code project folder names
+     re.compile(r"(?<![\w.])-(?:Users|home)-([A-Za-z0-9_.]+)(?=-|$|[/\s\"'])")),
 )
 _MIN_WORD = 4        # names shorter than this are only replaced inside paths
 
@@ -35,7 +38,9 @@ def home_user_spans(text: str) -> list[tuple[int, int]]:
     """Sorted, non-overlapping ``(start, end)`` spans of home-directory user names in ``text``."""
     spans: set[tuple[int, int]] = set()
     names: set[str] = set()
-    for pattern in _PATHS:
+    for literals, pattern in _PATHS:
+        if not any(lit in text for lit in literals):
+            continue
         for m in pattern.finditer(text):
             name = m.group(1).rstrip(".-")
             spans.add((m.start(1), m.start(1) + len(name)))

@@ -230,7 +230,8 @@ class SecretScanner:
 
         self.cfg = cfg or SecretsConfig()
         self.windows = all_windows if exhaustive else candidate_windows
-        self.regex_plugins: list[tuple[str, list[re.Pattern]]] = []
+        #: detector group -> (secret type, pattern) of every regex plugin the group's windows are scanned with
+        self.group_patterns: dict[str, list[tuple[str, re.Pattern]]] = {}
         self.line_plugins: list[Any] = []
         for secret_type, cls in sorted(get_mapping_from_secret_type_to_class().items()):
             name = cls.__name__
@@ -238,7 +239,8 @@ class SecretScanner:
                 if name in self.cfg.extra_plugins:
                     self.line_plugins.append(cls())
             elif issubclass(cls, RegexBasedDetector) and secret_type != "Private Key":
-                self.regex_plugins.append((secret_type, list(cls().denylist)))
+                self.group_patterns.setdefault(_PLUGIN_GROUP.get(secret_type, "token"), []).extend(
+                    (secret_type, pat) for pat in cls().denylist)
         self.private_key = [p for t, c in get_mapping_from_secret_type_to_class().items() if t == "Private Key"
                             for p in c().denylist]
 
@@ -254,12 +256,10 @@ class SecretScanner:
         """Findings of ``group``'s detectors inside ``text[ws:we]`` (lookbehinds see the text before it)."""
         cfg = self.cfg
         if cfg.secrets:
-            for label, patterns in self.regex_plugins:
-                if _PLUGIN_GROUP.get(label, "token") == group:
-                    for pat in patterns:
-                        for m in pat.finditer(text, ws, we):
-                            if m.end() > m.start():
-                                yield Finding("secret", label, *m.span())
+            for label, pat in self.group_patterns.get(group, ()):
+                for m in pat.finditer(text, ws, we):
+                    if m.end() > m.start():
+                        yield Finding("secret", label, *m.span())
             if cfg.entropy and group == "token":
                 for m in ENTROPY_TOKEN.finditer(text, ws, we):
                     if _secret_token(text, line_start, *m.span()):
