@@ -51,7 +51,7 @@ import pyarrow.compute as pc
 from swemine.corpora.records import conform
 from swemine.manifests.shards import ROW_GROUP_ROWS, TMP_DIR, bucket_of, bucket_url, row_order, write_tables_atomic
 from swemine.pipelines.failures import RunFailed, dead_worker, environment_failure
-from swemine.pipelines.scratch import new_scratch, remove_scratch
+from swemine.pipelines.scratch import memory_folder, new_scratch, remove_scratch
 from swemine.runtime import die_with_parent, paused_gc
 
 log = logging.getLogger("swemine")
@@ -113,27 +113,25 @@ def owns(key: Any) -> bool:
 def claim(name: str, key: str) -> bool:
     """True for exactly one worker of the run: the first to ask for ``key`` under ``name`` (always in a one-worker
     run). Workers that walk the same list and claim each item just before its work get dynamic balance: a worker
-    slowed by a large file or a busy core takes fewer of the rest. The claim is an exclusive create of a file
-    named by a digest of ``name`` and ``key`` in the run's scratch folder, holding the winner's index for
-    :func:`claimant`."""
+    slowed by a large file or a busy core takes fewer of the rest. The claim is an exclusive, atomic create of a
+    symbolic link named by a digest of ``name`` and ``key``, pointing at the winner's index (for
+    :func:`claimant`), in the run's claims folder (in memory where the machine allows:
+    :func:`~swemine.pipelines.scratch.memory_folder`)."""
     part = _current
     if part is None:
         return True
     try:
-        fd = os.open(_claim_path(part.root, name, key), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        os.symlink(str(part.index), _claim_path(part.root, name, key))
     except FileExistsError:
         return False
-    with os.fdopen(fd, "w") as fh:
-        fh.write(str(part.index))
     return True
 
 
 def claimant(name: str, key: str) -> int | None:
     """The index of the worker that won ``key`` under ``name`` (``None``: nobody claimed it). Call it only after
-    an exchange that follows the claims: every claim file is then written."""
+    an exchange that follows the claims."""
     try:
-        with open(_claim_path(_current.root, name, key)) as fh:
-            return int(fh.read())
+        return int(os.readlink(_claim_path(_current.root, name, key)))
     except (OSError, ValueError):
         return None
 
@@ -347,7 +345,7 @@ def run_partitioned(run_one: Callable[[str], Any], n: int) -> tuple[str, list]:
         except BaseException:
             remove_scratch(root)
             raise
-    os.mkdir(os.path.join(root, CLAIMS))
+    memory_folder(root, CLAIMS)
     ctx = multiprocessing.get_context("fork")
     results = ctx.Queue()
     procs = [ctx.Process(target=_worker, args=(run_one, Partition(k, n, root), results, os.getpid()), daemon=True)

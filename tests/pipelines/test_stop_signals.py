@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from swemine.pipelines.scratch import new_scratch, remove_scratch
+from swemine.pipelines.scratch import MEMORY_FS, new_scratch, remove_scratch
 
 RUN = "import sys; from swemine.pipelines.cli import main; sys.exit(main())"
 
@@ -26,7 +26,7 @@ def _as_from_a_terminal() -> None:
 
 
 def _start(tmp_path: pathlib.Path, workers: int, settle: float = 1.0) -> tuple[subprocess.Popen, pathlib.Path,
-                                                                            pathlib.Path]:
+                                                                            pathlib.Path, list[str]]:
     scratch, out = tmp_path / "scratch", tmp_path / "out"
     scratch.mkdir()
     proc = subprocess.Popen([sys.executable, "-c", RUN, "run", "fim", "--workers", str(workers), "--output", str(out)],
@@ -37,7 +37,13 @@ def _start(tmp_path: pathlib.Path, workers: int, settle: float = 1.0) -> tuple[s
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.02)
     time.sleep(settle)
-    return proc, scratch, out
+    return proc, scratch, out, [p.name for p in scratch.glob("swemine-workers-*")]
+
+
+def _memory_folders(roots: list[str]) -> list[str]:
+    """The folders under /dev/shm of the scratch roots named ``roots`` (the workers' claims)."""
+    here = os.listdir(MEMORY_FS) if os.path.isdir(MEMORY_FS) else []
+    return [name for name in here for root in roots if name.startswith(root + "-")]
 
 
 def _live_runs(out: pathlib.Path) -> list[int]:
@@ -54,20 +60,20 @@ def _live_runs(out: pathlib.Path) -> list[int]:
 
 @pytest.mark.parametrize("workers,sig", [(1, signal.SIGINT), (2, signal.SIGTERM), (2, signal.SIGINT)])
 def test_a_stopped_run_says_so_and_leaves_nothing_behind(tmp_path, workers, sig):
-    proc, scratch, out = _start(tmp_path, workers)
+    proc, scratch, out, roots = _start(tmp_path, workers)
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + sig, err
     assert err.strip() == (f"swemine: stopped by {sig.name}: no new manifest was written (the output folder keeps its "
                            "last complete run, if any); run the same command again to redo it")
-    assert _live_runs(out) == [] and list(scratch.iterdir()) == []
+    assert _live_runs(out) == [] and list(scratch.iterdir()) == [] and _memory_folders(roots) == []
     assert sorted(p.name for p in out.iterdir()) == []          # no manifest, no _tmp, no lock
 
 
 def test_workers_die_with_a_launcher_killed_outright(tmp_path, monkeypatch):
     """Left alone, the workers would need seconds more to finish; they are gone within one. The scratch folder
     the launcher could not remove goes with the next local run."""
-    proc, scratch, out = _start(tmp_path, 2, settle=0.3)
+    proc, scratch, out, roots = _start(tmp_path, 2, settle=0.3)
     assert len(_live_runs(out)) == 3
     proc.kill()
     proc.wait(timeout=60)             # not communicate(): the workers hold the pipes open while they live
@@ -76,9 +82,10 @@ def test_workers_die_with_a_launcher_killed_outright(tmp_path, monkeypatch):
         time.sleep(0.02)
     assert _live_runs(out) == []
     assert len(list(scratch.glob("swemine-workers-*"))) == 1
+    assert len(_memory_folders(roots)) == os.path.isdir(MEMORY_FS)       # the claims, in memory where there is some
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     deadline = time.monotonic() + 5        # an exiting process drops its memory (and /proc cmdline) before its files
     while list(scratch.iterdir()) and time.monotonic() < deadline:
         remove_scratch(new_scratch())
         time.sleep(0.02)
-    assert list(scratch.iterdir()) == []
+    assert list(scratch.iterdir()) == [] and _memory_folders(roots) == []

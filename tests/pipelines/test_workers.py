@@ -216,6 +216,36 @@ def test_a_new_run_removes_the_scratch_of_runs_that_are_gone(tmp_path, monkeypat
     assert [p.name for p in tmp_path.iterdir()] == [other.name]
 
 
+def test_the_claims_folder_lives_in_memory_where_it_can_and_goes_with_the_scratch(tmp_path, monkeypatch):
+    """Claims are thousands of tiny files: under /dev/shm (here a stand-in folder), linked from the scratch root,
+    they cost microseconds instead of a disk journal entry each. Removing the root, or finding it abandoned,
+    removes the linked folder; a link to a folder that is not a scratch folder's is never followed."""
+    import tempfile
+
+    memory = tmp_path / "shm"
+    memory.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(scratch, "MEMORY_FS", str(memory))
+    root = scratch.new_scratch()
+    claims = scratch.memory_folder(root, workers.CLAIMS)
+    assert os.path.islink(claims) and os.path.dirname(os.readlink(claims)) == str(memory)
+    monkeypatch.setattr(workers, "_current", workers.Partition(1, 2, root))
+    assert workers.claim("read", "a.py") and not workers.claim("read", "a.py") and workers.claimant("read", "a.py") == 1
+    keep = memory / "not-ours"
+    keep.mkdir()
+    os.symlink(keep, os.path.join(root, "elsewhere"))
+    os.close(scratch._owner_fds.pop(root))           # the run died: the next one removes its scratch
+    scratch.remove_scratch(scratch.new_scratch())
+    assert [p.name for p in memory.iterdir()] == ["not-ours"] and not os.path.exists(root)
+    monkeypatch.setattr(scratch, "MEMORY_FS", str(tmp_path / "none"))      # no /dev/shm: a plain folder
+    root = scratch.new_scratch()
+    claims = scratch.memory_folder(root, workers.CLAIMS)
+    assert os.path.isdir(claims) and not os.path.islink(claims)
+    scratch.remove_scratch(root)
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
 def test_spilled_records_load_in_batches_with_the_collector_running_between(tmp_path):
     import gc
     import pickle
