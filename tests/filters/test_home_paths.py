@@ -1,5 +1,7 @@
 """Home-directory user names in session logs are replaced (the secrets filter calls this with --scrub-secrets
 scrub). Inputs are written by hand; the expected texts are the inputs with the names replaced by hand."""
+import pytest
+
 from swemine.filters.home_paths import PLACEHOLDER, home_user_spans, scrub_home_paths
 
 
@@ -34,3 +36,16 @@ def test_nothing_to_replace():
     text = "/root/a /var/home/x /usr/lib/python3 see /Users/ and /home/<USER>/done"
     assert home_user_spans(text) == [] and scrub_home_paths(text) == (text, 0)
     assert PLACEHOLDER == "<USER>"
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("cd c:/Users/carol/src", "cd c:/Users/<USER>/src"),
+    ("cwd C:\\Users\\carol\\src", "cwd C:\\Users\\<USER>\\src"),
+    ('{"cwd": "C:\\\\Users\\\\carol\\\\src"}', '{"cwd": "C:\\\\Users\\\\<USER>\\\\src"}'),
+    ("~/.claude/projects/-home-erin-work-app/1.jsonl", "~/.claude/projects/-home-<USER>-work-app/1.jsonl"),
+    ("open /Users/frank/notes.txt", "open /Users/<USER>/notes.txt"),
+    ("source /home/gina/venv/bin/activate", "source /home/<USER>/venv/bin/activate"),
+])
+def test_each_form_of_home_path_is_found_on_its_own(text, expected):
+    # each pattern runs only over a text holding its literal: every form alone still matches
+    assert scrub_home_paths(text) == (expected, 1)

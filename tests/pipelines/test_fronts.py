@@ -103,3 +103,11 @@ def test_split_kinds_passes_every_label_once_in_fewer_elements(monkeypatch):
         assert_that(flat, equal_to([(r["instance_id"], r["source"]) for r in recs]), label="EveryLabelOnce")
         assert_that(split.labels | beam.combiners.Count.Globally() | beam.Map(lambda n: n < len(recs)),
                     equal_to([True]), label="FewerElements")
+
+
+def test_local_runs_skip_construction_type_inference_and_dataflow_keeps_it():
+    from apache_beam.options.pipeline_options import TypeOptions
+
+    assert beam_options([]).view_as(TypeOptions).pipeline_type_check is False
+    assert beam_options(["--runner=DirectRunner"]).view_as(TypeOptions).pipeline_type_check is False
+    assert beam_options(["--runner=DataflowRunner", "--project=p", "--region=r"]).view_as(TypeOptions).pipeline_type_check is True
