@@ -83,11 +83,12 @@ def _claimer(listing: str, repo: str, commit: str, owner: bool) -> Callable[[str
     which goes to the worker counting the source (``owner``): that worker yields at least one record of a
     source that has any, and ``info.empty`` stays the mark of a source with no files. The first worker to read
     a file for any source also claims it as its :data:`READER`."""
-    first: list[str] = []
+    first: str | None = None
 
     def keep(path: str) -> bool:
-        first[:] = first or [path]
-        if path == first[0] and not owner:
+        nonlocal first
+        first = path if first is None else first
+        if path == first and not owner:
             return False
         key = file_key({"repo": repo, "commit": commit, "path": path})
         if not claim(listing, key):
