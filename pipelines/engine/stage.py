@@ -72,10 +72,12 @@ class Counters:
 
 def route(counters: Counters, results: Iterable[Any]):
     """Send each result to its output — ``Reject`` → ``rejects``, ``Filtered`` → ``filtered``, else main —
-    counting ``rejected.<reason>`` / ``filtered.<reason>`` / ``out``; an ``Info`` only adds to ``info.<name>``.
-    Shared by every swemine DoFn."""
+    counting ``rejected.<reason>`` / ``filtered.<reason>`` / ``out``; an ``Info`` only adds to ``info.<name>``;
+    a ``TaggedOutput`` (a step's own side output) passes uncounted. Shared by every swemine DoFn."""
     for result in results:
-        if isinstance(result, Info):
+        if isinstance(result, beam.pvalue.TaggedOutput):
+            yield result
+        elif isinstance(result, Info):
             for name, n in result.items():
                 counters.inc(f"info.{name}", n)
         elif isinstance(result, Reject):

@@ -1,7 +1,12 @@
 """``swemine run localization``: gold regions, discovery/commit labels, rewards and retrieval pairs per trajectory.
 
-``--input`` trajectories are read and joined with ``--tasks`` by the shared front (one group per instance) and
-mined by :func:`swemine.miners.localization.mine.localize_group`; without ``--input`` every task yields one
+``--input`` trajectories are read and joined with ``--tasks`` by the shared front; each is summarized
+(:func:`swemine.miners.localization.summary.summarize`) and only the summaries are grouped by instance with the
+tasks. Stage ``localization`` (counted per instance) makes each instance's context once
+(:func:`swemine.miners.localization.mine.localize_instance`: gold, scratch files, retrieval pairs; or a
+``no_task`` / ``no_gold`` reject); the contexts reach the trajectories, which never left their worker, as a side
+input keyed by instance, and each trajectory becomes its record there
+(:func:`swemine.miners.localization.mine.localize_trajectory`). Without ``--input`` every task yields one
 gold-location record. ``--repos DIR`` holds one git repository per GitHub repo (``owner__name``, bare or not):
 instances whose repo is there get ``repo`` gold (tree-sitter over the base commit), repository files decided by
 the base commit and BM25 hard negatives up to ``--negatives`` per instance; the others ``patch_only`` gold.
@@ -10,26 +15,42 @@ from __future__ import annotations
 
 import os
 
+import apache_beam as beam
+
 from swemine.corpora.inputs import expand_inputs
 from swemine.corpora.repos import repo_for
+from swemine.corpora.tasks import pick_task
 from swemine.manifests.shards import read_rows
 from swemine.miners.code_structure import StructureParser
-from swemine.miners.localization.mine import LOCALIZATION_SCHEMA, STAGE, RewardConfig, localize_group
+from swemine.miners.localization.mine import (
+    LOCALIZATION_SCHEMA,
+    STAGE,
+    BaseTrees,
+    InstanceContext,
+    RewardConfig,
+    localize_instance,
+    localize_trajectory,
+)
+from swemine.miners.localization.summary import summarize
 from swemine.pipelines.configs import LocalizationJob
 from swemine.pipelines.engine.runner import Built, PipelineSpec, combine_summaries
-from swemine.pipelines.engine.stage import apply_stage
+from swemine.pipelines.engine.stage import FILTERED, REJECTS, StageDoFn, apply_stage
 from swemine.pipelines.outputs import LOCALIZATION
 from swemine.pipelines.steps.filtering import apply_filters, contamination_summarizer
-from swemine.pipelines.steps.fronts import read_tasks, read_trajectories
+from swemine.pipelines.steps.fronts import read_tasks, read_trajectory_records
+
+CONTEXTS = "contexts"
 
 
 class _Miner:
-    """The stage function: one instance group → localization records / rejects (holds the parser and repos)."""
+    """The stage functions' state (built in each worker's ``setup``): the parser, the repositories by name and
+    their base trees."""
 
     def __init__(self, repos_dir: str, cfg: RewardConfig, negatives: int):
         self.repos_dir, self.cfg, self.negatives = repos_dir, cfg, negatives
         self.sp = StructureParser()
         self.repos: dict[str, object] = {}
+        self.trees = BaseTrees()
 
     def _repo(self, name: str):
         if not self.repos_dir:
@@ -38,9 +59,20 @@ class _Miner:
             self.repos[name] = repo_for(self.repos_dir, name)
         return self.repos[name]
 
-    def __call__(self, group: dict):
-        task = group["task"]
-        return localize_group(group, self._repo((task or {}).get("repo") or ""), self.sp, self.cfg, self.negatives)
+    def instance(self, kv):
+        """``(instance, {"runs", "tasks"})`` → rejects, the gold-only record, or ``(instance, context)`` on
+        ``contexts``."""
+        iid, grouped = kv
+        task = pick_task(grouped["tasks"])
+        for item in localize_instance(task, list(grouped["runs"]), self._repo((task or {}).get("repo") or ""),
+                                      self.sp, trees=self.trees, negatives=self.negatives):
+            yield beam.pvalue.TaggedOutput(CONTEXTS, (iid, item)) if isinstance(item, InstanceContext) else item
+
+    def trajectory(self, item):
+        """``(context, summary, trajectory)`` → the trajectory's record."""
+        ctx, summary, traj = item
+        tree = self.trees(self._repo(ctx.fields["repo"]), ctx.fields["base_commit"])
+        return [localize_trajectory(ctx, traj, summary.created, tree, self.sp, self.cfg)]
 
 
 def build_spec(job: LocalizationJob) -> PipelineSpec:
@@ -51,11 +83,25 @@ def build_spec(job: LocalizationJob) -> PipelineSpec:
 
     def build(p, ctx):
         tasks, task_rejects = read_tasks(p, job.tasks)
-        groups, read_rejects = read_trajectories(p, job, tasks, task_fields=None)
-        repos_dir, reward, k = config.repos, config.reward, config.negatives
-        records, mine_rejects, _ = apply_stage(groups, STAGE, lambda: _Miner(repos_dir, reward, k), fanout=True)
-        kept, filtered = apply_filters(records, "localization", config.filters, label="Loc")
-        return Built(outputs={LOCALIZATION: kept}, rejects=[task_rejects, *read_rejects, mine_rejects],
+        trajs, read_rejects, _ = read_trajectory_records(p, job, tasks, task_fields=None)
+        repos_dir, reward, k, with_inputs = config.repos, config.reward, config.negatives, bool(job.inputs)
+        summed = trajs | "Summarize" >> beam.Map(lambda t: (summarize(t), t))
+        grouped = ({"runs": summed | "RunsByInstance" >> beam.Map(lambda st: (st[0].instance_id, st[0])),
+                    "tasks": tasks | "TasksByInstance" >> beam.Map(lambda t: (t["instance_id"], t))}
+                   | "InstanceGroup" >> beam.CoGroupByKey()
+                   | "Instances" >> beam.Filter(lambda kv: kv[1]["runs"] or (not with_inputs and kv[1]["tasks"])))
+        res = grouped | "LocalizeInstances" >> beam.ParDo(StageDoFn(
+            STAGE, lambda: _Miner(repos_dir, reward, k).instance, fanout=True)).with_outputs(
+            REJECTS, FILTERED, CONTEXTS, main="main")
+        items = summed | "WithContext" >> beam.FlatMap(
+            lambda st, contexts: [(contexts[st[0].instance_id], *st)] if st[0].instance_id in contexts else [],
+            beam.pvalue.AsDict(res[CONTEXTS]))
+        # counted per instance above: a trajectory adds its record (or the reject of an exception) only
+        records, traj_rejects, _ = apply_stage(items, STAGE, lambda: _Miner(repos_dir, reward, k).trajectory,
+                                               in_weight=lambda _: 0)
+        kept, filtered = apply_filters((res.main, records) | "Records" >> beam.Flatten(), "localization",
+                                       config.filters, label="Loc")
+        return Built(outputs={LOCALIZATION: kept}, rejects=[task_rejects, *read_rejects, res[REJECTS], traj_rejects],
                      filtered=[filtered])
 
     input_uris = [u.uri for u in expand_inputs(list(job.inputs) + [t for t in job.tasks if os.path.exists(t)])

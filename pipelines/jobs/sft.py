@@ -16,7 +16,6 @@ import json
 import apache_beam as beam
 
 from swemine.corpora.inputs import expand_inputs
-from swemine.filters.quality import instance_key
 from swemine.manifests.shards import read_rows
 from swemine.miners.training.critic import CriticConfig
 from swemine.miners.training.rows import (
@@ -32,12 +31,10 @@ from swemine.miners.training.rows import (
 from swemine.miners.training.select import SelectConfig
 from swemine.pipelines.configs import ResolvedSft, SftJob
 from swemine.pipelines.engine.runner import Built, PipelineSpec, combine_summaries
-from swemine.pipelines.engine.stage import FILTERED as FILTERED_TAG
 from swemine.pipelines.engine.stage import apply_stage
-from swemine.pipelines.jobs.errors import with_gold
 from swemine.pipelines.outputs import CRITIC, FILTERED, SFT
-from swemine.pipelines.steps.filtering import GroupStage, apply_filters, contamination_summarizer
-from swemine.pipelines.steps.fronts import TASK_CONTEXT, read_tasks, read_trajectories, trajectories
+from swemine.pipelines.steps.filtering import SelectPerInstance, apply_filters, contamination_summarizer
+from swemine.pipelines.steps.fronts import TASK_CONTEXT, read_optional_tasks, read_trajectory_records, with_gold
 
 
 def select_config(config: ResolvedSft) -> SelectConfig:
@@ -49,11 +46,8 @@ def select_config(config: ResolvedSft) -> SelectConfig:
 
 def _per_instance(rows, cfg: SelectConfig):
     """The per-instance rules of :func:`swemine.filters.quality.select_per_instance` over each instance's rows."""
-    res = (rows | "SftByInstance" >> beam.Map(lambda r: (instance_key(r), r))
-           | "SftInstanceGroup" >> beam.GroupByKey()
-           | "SftQualityGroup" >> beam.ParDo(GroupStage(cfg.quality(), "sft")).with_outputs(FILTERED_TAG,
-                                                                                             main="main"))
-    return res.main | "DropSteps" >> beam.Map(without_steps), res[FILTERED_TAG]
+    kept, filtered = rows | "SftQualityGroup" >> SelectPerInstance(cfg.quality(), "sft")
+    return kept | "DropSteps" >> beam.Map(without_steps), filtered
 
 
 def build_spec(job: SftJob) -> PipelineSpec:
@@ -65,13 +59,10 @@ def build_spec(job: SftJob) -> PipelineSpec:
     critic = CriticConfig(gamma=config.gamma, terminal_reward=config.terminal_reward)
 
     def build(p, ctx):
-        tasks, rejects = None, []
-        if job.tasks:
-            tasks, task_rejects = read_tasks(p, job.tasks)
-            rejects.append(task_rejects)
-        groups, read_rejects = read_trajectories(p, job, tasks, task_fields=(*TASK_CONTEXT, "patch"))
-        trajs, traj_filtered = apply_filters(trajectories(groups), "trajectory", config.filters, label="Traj")
-        items = with_gold(trajs, groups, bool(job.tasks))
+        tasks, rejects = read_optional_tasks(p, job.tasks)
+        joined, read_rejects, task_side = read_trajectory_records(p, job, tasks, task_fields=(*TASK_CONTEXT, "patch"))
+        trajs, traj_filtered = apply_filters(joined, "trajectory", config.filters, label="Traj")
+        items = with_gold(trajs, task_side)
         critic_rows, critic_rejects, _ = apply_stage(items, "critic", lambda: critic_fn(critic))
         chosen, select_rejects, select_filtered = apply_stage(items, "sft_select", lambda: select_fn(select))
         rendered, render_rejects, render_filtered = apply_stage(chosen, "sft_render", lambda: render_fn(render))

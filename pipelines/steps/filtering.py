@@ -41,14 +41,21 @@ from swemine.filters.decontam import STAGE as DECONTAM_STAGE
 from swemine.filters.decontam import Decontaminator, boilerplate_features, doc_key
 from swemine.filters.fields import spec_for
 from swemine.filters.license import license_stage_fn
-from swemine.filters.quality import GROUP_STAGE, QualityConfig, instance_key, quality_stage_fn, select_per_instance
+from swemine.filters.quality import (
+    GROUP_STAGE,
+    QualityConfig,
+    apply_outcome,
+    candidate,
+    instance_decisions,
+    quality_stage_fn,
+)
 from swemine.filters.report import contamination_rows, write_contamination_report
 from swemine.filters.secrets import SecretsConfig, secrets_stage_fn
 from swemine.manifests.shards import read_rows
 from swemine.pipelines.configs import FilterSettings
 from swemine.pipelines.engine.stage import FILTERED, REJECTS, Counters, StageDoFn, apply_stage, route
 from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
-from swemine.pipelines.steps.dedup_stage import Dedup
+from swemine.pipelines.steps.dedup_stage import COPIES, Dedup
 
 
 def build_decontaminator(settings: FilterSettings) -> Decontaminator:
@@ -104,21 +111,56 @@ def _boilerplate(pcoll, settings: FilterSettings, record_type: str):
         lambda kvs, n: sorted(boilerplate_features(dict(kvs), n, cfg)), n=beam.pvalue.AsSingleton(n_docs)))
 
 
-class GroupStage(beam.DoFn):
-    """``(instance, trajectories)`` → per-instance quality selection, counted per record."""
-
-    def __init__(self, cfg: QualityConfig, record_type: str):
-        self.cfg, self.record_type = cfg, record_type
+class _Select(beam.DoFn):
+    """``(candidate, record)`` with the per-instance decisions as a side input → the record kept or ``Filtered``
+    (counted per record); copies whose outcomes differ go on ``copies``. With ``copies=True``: ``(candidate,
+    its copies)`` → each copy with one of the outcomes."""
 
     stage = GROUP_STAGE
+
+    def __init__(self, record_type: str, copies: bool = False):
+        self.record_type, self.copies = record_type, copies
 
     def setup(self):
         self.counters = Counters(self.stage)
 
-    def process(self, kv):
-        recs = list(kv[1])
-        self.counters.inc("in", len(recs))
-        yield from route(self.counters, select_per_instance(recs, self.cfg, self.record_type))
+    def process(self, item, decisions):
+        cand, records = item if self.copies else (item[0], [item[1]])
+        outcomes = decisions.get(cand, (None,))
+        if not self.copies:
+            self.counters.inc("in")
+            if len(outcomes) > 1:
+                yield beam.pvalue.TaggedOutput(COPIES, item)
+                return
+        yield from route(self.counters, [apply_outcome(r, o, self.record_type) for r, o in zip(records, outcomes)])
+
+
+class SelectPerInstance(beam.PTransform):
+    """Stage ``quality_group`` (:func:`swemine.filters.quality.instance_decisions`): only each record's
+    :class:`~swemine.filters.quality.Candidate` is grouped by instance; the decisions (candidates not simply kept)
+    come back as a side input and each record is kept or dropped where it is. Records that agree in every field
+    of their candidate (copies of one source record) meet in a ``GroupByKey`` when their outcomes differ.
+    Returns ``(kept, filtered)``."""
+
+    def __init__(self, cfg: QualityConfig, record_type: str):
+        super().__init__()
+        self.cfg, self.record_type = cfg, record_type
+
+    def expand(self, pcoll):
+        cfg = self.cfg
+        items = pcoll | "Candidates" >> beam.Map(lambda r: (candidate(r, cfg), r))
+        decisions = beam.pvalue.AsDict(items
+                                       | "ByInstance" >> beam.Map(lambda it: (it[0].instance, it[0]))
+                                       | "InstanceGroup" >> beam.GroupByKey()
+                                       | "Decide" >> beam.FlatMap(lambda kv: instance_decisions(list(kv[1]), cfg)))
+        res = items | "Select" >> beam.ParDo(_Select(self.record_type), decisions).with_outputs(
+            FILTERED, COPIES, main="main")
+        copies = (res[COPIES]
+                  | "CopiesGroup" >> beam.GroupByKey()
+                  | "SelectCopies" >> beam.ParDo(_Select(self.record_type, copies=True), decisions).with_outputs(
+                      FILTERED, main="main"))
+        return ((res.main, copies.main) | "Kept" >> beam.Flatten(),
+                (res[FILTERED], copies[FILTERED]) | "Dropped" >> beam.Flatten())
 
 
 class ApplyFilters(beam.PTransform):
@@ -151,12 +193,8 @@ class ApplyFilters(beam.PTransform):
         if settings.quality and record_type == "trajectory":
             qcfg = settings.quality.config()
             kept, rej, filt = apply_stage(kept, "quality", lambda: quality_stage_fn(record_type, qcfg))
-            res = (kept
-                   | "ByInstance" >> beam.Map(lambda t: (instance_key(t), t))
-                   | "InstanceGroup" >> beam.GroupByKey()
-                   | "QualityGroup" >> beam.ParDo(GroupStage(qcfg, record_type)).with_outputs(FILTERED, main="main"))
-            kept = res.main
-            filtered += [filt, rej | "QualityErrors" >> beam.Map(reject_as_filtered), res[FILTERED]]
+            kept, group_filt = kept | "QualityGroup" >> SelectPerInstance(qcfg, record_type)
+            filtered += [filt, rej | "QualityErrors" >> beam.Map(reject_as_filtered), group_filt]
         if settings.dedup:
             kept, filt = kept | "Dedup" >> Dedup(record_type, settings.dedup.config(), spec)
             filtered.append(filt)
