@@ -198,9 +198,3 @@ def scratch_of(created: Created, owned: Iterable[str], exists: Callable[[str], b
     if exists is not None:
         return [p for p in created.with_repo if p not in owned and not exists(p)]
     return [p for p in created.without_repo if p not in owned]
-
-
-def scratch_files(traj: dict, owned: Iterable[str], exists: Callable[[str], bool] | None = None) -> list[str]:
-    """Repository-relative paths the trajectory created that do not belong to the repository (sorted):
-    :func:`scratch_of` its :func:`created_paths`."""
-    return scratch_of(created_paths(traj), owned, exists)

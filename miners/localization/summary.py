@@ -19,10 +19,10 @@ from swemine.miners.localization.views import is_edit_step
 
 class Summary(NamedTuple):
     record_id: str
-    instance_id: str
-    source_uri: str
-    source_locator: str
-    source_sha256: str
+    instance_id: str | None          # as the record has them (a reject repeats them)
+    source_uri: str | None
+    source_locator: str | None
+    source_sha256: str | None
     resolved: bool | None
     final_patch: str                 # resolved runs only ("" otherwise)
     created: Created
@@ -45,7 +45,7 @@ def summarize(traj: dict) -> Summary:
             if not editing:
                 pre_edit.extend(path for path, _ in look.shown)
     resolved = traj.get("resolved")
-    return Summary(traj["record_id"], traj["instance_id"], traj["source_uri"], traj["source_locator"],
-                   traj["source_sha256"], resolved,
+    return Summary(traj.get("record_id") or "", traj.get("instance_id"), traj.get("source_uri"),
+                   traj.get("source_locator"), traj.get("source_sha256"), resolved,
                    (traj.get("final_patch") or "") if resolved else "", created_paths(traj), tuple(looks),
                    tuple(pre_edit) if resolved else ())

@@ -1,11 +1,11 @@
 """``swemine run sft``: trajectories → SFT conversations selected as data (``sft/``) and critic targets
 (``critic/``); the logic is :mod:`swemine.miners.training`.
 
-The shared front reads and joins the trajectories (with each instance's task patch); the configured filters run
-on the trajectories; the kept ones are paired with their gold patch again. Every run gets a critic row (stage
-``critic``). Stage ``sft_select`` applies the per-run selection, ``sft_render`` renders the style and the length
-limit, then the per-instance selection (``quality_group``: unique action sequences, the N shortest) runs over
-each instance's rows, and the secrets filter scans the rows once more (a native conversation is read from the
+The shared front reads and joins the trajectories (tasks as a side input, with their patches); the configured
+filters run on the trajectories; the kept ones are paired with their task's patch from that side input. Every run
+gets a critic row (stage ``critic``). Stage ``sft_select`` applies the per-run selection, ``sft_render`` renders
+the style and the length limit, then the per-instance selection (``quality_group``: unique action sequences, the
+N shortest; only the rows' candidates are grouped by instance) runs over each instance's rows, and the secrets filter scans the rows once more (a native conversation is read from the
 log again; ``sft_recount`` counts the characters and tokens of a row it scrubbed again). Every drop is a ``filtered/`` row with its stage and reason; the manifest counts them per stage.
 """
 from __future__ import annotations
