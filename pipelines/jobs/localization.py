@@ -1,8 +1,8 @@
 """``swemine run localization``: gold regions, discovery/commit labels, rewards and retrieval pairs per trajectory.
 
 ``--input`` trajectories are read and joined with ``--tasks`` by the shared front; each is summarized
-(:func:`swemine.miners.localization.summary.summarize`) and only the summaries are grouped by instance with the
-tasks. Stage ``localization`` (counted per instance) makes each instance's context once
+(:func:`swemine.miners.localization.summary.summarize`) and only the summaries are grouped by instance, with the
+whole tasks. Stage ``localization`` (counted per instance) makes each instance's context once
 (:func:`swemine.miners.localization.mine.localize_instance`: gold, scratch files, retrieval pairs; or a
 ``no_task`` / ``no_gold`` reject); the contexts reach the trajectories, which never left their worker, as a side
 input keyed by instance, and each trajectory becomes its record there
@@ -37,7 +37,7 @@ from swemine.pipelines.engine.runner import Built, PipelineSpec, combine_summari
 from swemine.pipelines.engine.stage import FILTERED, REJECTS, StageDoFn, apply_stage
 from swemine.pipelines.outputs import LOCALIZATION
 from swemine.pipelines.steps.filtering import apply_filters, contamination_summarizer
-from swemine.pipelines.steps.fronts import read_tasks, read_trajectory_records
+from swemine.pipelines.steps.fronts import group_by_instance, read_tasks, read_trajectory_records
 
 CONTEXTS = "contexts"
 
@@ -60,11 +60,11 @@ class _Miner:
         return self.repos[name]
 
     def instance(self, kv):
-        """``(instance, {"runs", "tasks"})`` → rejects, the gold-only record, or ``(instance, context)`` on
-        ``contexts``."""
+        """``(instance, {"trajs": summaries, "tasks"})`` → rejects, the gold-only record, or ``(instance, context)``
+        on ``contexts``."""
         iid, grouped = kv
         task = pick_task(grouped["tasks"])
-        for item in localize_instance(task, list(grouped["runs"]), self._repo((task or {}).get("repo") or ""),
+        for item in localize_instance(task, list(grouped["trajs"]), self._repo((task or {}).get("repo") or ""),
                                       self.sp, trees=self.trees, negatives=self.negatives):
             yield beam.pvalue.TaggedOutput(CONTEXTS, (iid, item)) if isinstance(item, InstanceContext) else item
 
@@ -83,14 +83,13 @@ def build_spec(job: LocalizationJob) -> PipelineSpec:
 
     def build(p, ctx):
         tasks, task_rejects = read_tasks(p, job.tasks)
-        trajs, read_rejects, _ = read_trajectory_records(p, job, tasks, task_fields=None)
+        trajs, read_rejects, _ = read_trajectory_records(p, job, tasks, unused_tasks=False)
         repos_dir, reward, k, with_inputs = config.repos, config.reward, config.negatives, bool(job.inputs)
         summed = trajs | "Summarize" >> beam.Map(lambda t: (summarize(t), t))
-        grouped = ({"runs": summed | "RunsByInstance" >> beam.Map(lambda st: (st[0].instance_id, st[0])),
-                    "tasks": tasks | "TasksByInstance" >> beam.Map(lambda t: (t["instance_id"], t))}
-                   | "InstanceGroup" >> beam.CoGroupByKey()
-                   | "Instances" >> beam.Filter(lambda kv: kv[1]["runs"] or (not with_inputs and kv[1]["tasks"])))
-        res = grouped | "LocalizeInstances" >> beam.ParDo(StageDoFn(
+        grouped = group_by_instance(summed | "RunsByInstance" >> beam.Map(lambda st: (st[0].instance_id, st[0])),
+                                    tasks | "TasksByInstance" >> beam.Map(lambda t: (t["instance_id"], t)), with_inputs)
+        instances = grouped | "Instances" >> beam.Filter(lambda kv: kv[1]["trajs"] or (not with_inputs and kv[1]["tasks"]))
+        res = instances | "LocalizeInstances" >> beam.ParDo(StageDoFn(
             STAGE, lambda: _Miner(repos_dir, reward, k).instance, fanout=True)).with_outputs(
             REJECTS, FILTERED, CONTEXTS, main="main")
         items = summed | "WithContext" >> beam.FlatMap(

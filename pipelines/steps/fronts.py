@@ -9,7 +9,8 @@ of those listing the instance, ``task_fields`` only). Labels and tasks are small
 the trajectories are not shuffled (grouping them by instance took about a fifth more CPU and a tenth more memory
 over 104 MB of runs). ``task_side`` is the tasks' side input (``None`` without tasks); :func:`with_gold` pairs each
 trajectory with its task's patch from it. ``join.info.unused_tasks`` counts the instances that have a task and no
-trajectory (a shuffle of instance ids); without inputs (gold-only localization) the join runs over no trajectory.
+trajectory (:func:`group_by_instance`: a shuffle of instance ids, or of the job's own per-instance grouping);
+without inputs (gold-only localization) the join runs over no trajectory.
 """
 from __future__ import annotations
 
@@ -164,7 +165,7 @@ class _UnusedTasks(beam.DoFn):
 
     def process(self, kv):
         _, grouped = kv
-        if grouped["tasks"] and not grouped["seen"]:
+        if grouped["tasks"] and not grouped["trajs"]:
             if self.with_inputs:
                 self.counters.inc("info.unused_tasks")
             else:
@@ -173,10 +174,22 @@ class _UnusedTasks(beam.DoFn):
         return ()
 
 
-def read_trajectory_records(p: beam.Pipeline, source, tasks=None, task_fields: tuple[str, ...] | None = TASK_CONTEXT):
+def group_by_instance(trajs, tasks, with_inputs: bool):
+    """``(instance, x)`` per trajectory and ``(instance, task)`` per task, grouped by instance into ``{"trajs",
+    "tasks"}``; counts ``join.info.unused_tasks`` (see :class:`_UnusedTasks`; ``with_inputs``: whether the job
+    reads trajectories at all)."""
+    grouped = {"trajs": trajs, "tasks": tasks} | "TaskUse" >> beam.CoGroupByKey()
+    _ = grouped | "UnusedTasks" >> beam.ParDo(_UnusedTasks(with_inputs))
+    return grouped
+
+
+def read_trajectory_records(p: beam.Pipeline, source, tasks=None, task_fields: tuple[str, ...] | None = TASK_CONTEXT,
+                            unused_tasks: bool = True):
     """The trajectory records of ``source`` (a job's :class:`~swemine.pipelines.configs.TrajectoryInputs`: inputs,
     size limit, symlink rule) joined with run labels and ``tasks`` (a PCollection, or ``None``; ``task_fields``
-    only, ``None``: whole tasks); returns ``(records, rejects, task_side)`` (see the module docstring)."""
+    only, ``None``: whole tasks); returns ``(records, rejects, task_side)`` (see the module docstring).
+    ``unused_tasks=False``: the job groups its tasks by instance itself (:func:`group_by_instance`), which counts
+    them."""
     if source.inputs:
         trajs, labels, read_rejects = _read(p, source)
         rejects = [read_rejects]
@@ -186,7 +199,7 @@ def read_trajectory_records(p: beam.Pipeline, source, tasks=None, task_fields: t
     if tasks is not None:
         keyed_tasks = _keyed_tasks(tasks, task_fields)
         side["tasks"] = beam.pvalue.AsIter(keyed_tasks | "PackTasks" >> beam.Map(pack))
-        seen = trajs | "TrajInstances" >> beam.Map(lambda kv: (kv[0], True))
-        _ = {"seen": seen, "tasks": keyed_tasks} | "TaskUse" >> beam.CoGroupByKey() | "UnusedTasks" >> beam.ParDo(
-            _UnusedTasks(bool(source.inputs)))
+        if unused_tasks:
+            group_by_instance(trajs | "TrajInstances" >> beam.Map(lambda kv: (kv[0], True)),
+                              keyed_tasks | "TaskInstances" >> beam.Map(lambda kv: (kv[0], True)), bool(source.inputs))
     return trajs | "Join" >> beam.ParDo(_Join(), **side), rejects, side.get("tasks")
