@@ -34,10 +34,11 @@ class Summary(NamedTuple):
         return self.record_id, self.source_uri or "", self.source_locator or ""
 
 
-def summarize(traj: dict) -> Summary:
-    """The :class:`Summary` of one trajectory record."""
+def summarize(traj: dict, mined: bool = True) -> Summary:
+    """The :class:`Summary` of one trajectory record; ``mined=False`` (no task lists its instance, so it is only
+    rejected): who it is, nothing it did."""
     looks, pre_edit, editing = [], [], False
-    for step in traj.get("steps") or []:
+    for step in traj.get("steps") or [] if mined else ():
         look = step_look(step)
         editing = editing or is_edit_step(step)
         if look.shown or look.searched:
@@ -47,5 +48,5 @@ def summarize(traj: dict) -> Summary:
     resolved = traj.get("resolved")
     return Summary(traj.get("record_id") or "", traj.get("instance_id"), traj.get("source_uri"),
                    traj.get("source_locator"), traj.get("source_sha256"), resolved,
-                   (traj.get("final_patch") or "") if resolved else "", created_paths(traj), tuple(looks),
-                   tuple(pre_edit) if resolved else ())
+                   (traj.get("final_patch") or "") if resolved else "",
+                   created_paths(traj) if mined else Created((), ()), tuple(looks), tuple(pre_edit) if resolved else ())

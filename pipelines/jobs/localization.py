@@ -34,10 +34,10 @@ from swemine.miners.localization.mine import (
 from swemine.miners.localization.summary import summarize
 from swemine.pipelines.configs import LocalizationJob
 from swemine.pipelines.engine.runner import Built, PipelineSpec, combine_summaries
-from swemine.pipelines.engine.stage import FILTERED, REJECTS, StageDoFn, apply_stage
+from swemine.pipelines.engine.stage import FILTERED, REJECTS, StageDoFn, apply_stage, pack, unpack
 from swemine.pipelines.outputs import LOCALIZATION
 from swemine.pipelines.steps.filtering import apply_filters, contamination_summarizer
-from swemine.pipelines.steps.fronts import group_by_instance, read_tasks, read_trajectory_records
+from swemine.pipelines.steps.fronts import group_by_instance, read_tasks, read_trajectory_records, with_task
 
 CONTEXTS = "contexts"
 
@@ -69,8 +69,9 @@ class _Miner:
             yield beam.pvalue.TaggedOutput(CONTEXTS, (iid, item)) if isinstance(item, InstanceContext) else item
 
     def trajectory(self, item):
-        """``(context, summary, trajectory)`` → the trajectory's record."""
-        ctx, summary, traj = item
+        """``(context, summary, packed trajectory)`` → the trajectory's record."""
+        ctx, summary, packed = item
+        traj = unpack(packed)
         tree = self.trees(self._repo(ctx.fields["repo"]), ctx.fields["base_commit"])
         return [localize_trajectory(ctx, traj, summary.created, tree, self.sp, self.cfg)]
 
@@ -83,9 +84,12 @@ def build_spec(job: LocalizationJob) -> PipelineSpec:
 
     def build(p, ctx):
         tasks, task_rejects = read_tasks(p, job.tasks)
-        trajs, read_rejects, _ = read_trajectory_records(p, job, tasks, unused_tasks=False)
+        trajs, read_rejects, task_side = read_trajectory_records(p, job, tasks, unused_tasks=False)
         repos_dir, reward, k, with_inputs = config.repos, config.reward, config.negatives, bool(job.inputs)
-        summed = trajs | "Summarize" >> beam.Map(lambda t: (summarize(t), t))
+        # a trajectory without a task is only rejected: its summary is its ids; the trajectories wait here for
+        # their contexts, packed (see pack)
+        summed = with_task(trajs, task_side) | "Summarize" >> beam.Map(
+            lambda tt: (summarize(tt[0], mined=tt[1] is not None), pack(tt[0])))
         grouped = group_by_instance(summed | "RunsByInstance" >> beam.Map(lambda st: (st[0].instance_id, st[0])),
                                     tasks | "TasksByInstance" >> beam.Map(lambda t: (t["instance_id"], t)), with_inputs)
         instances = grouped | "Instances" >> beam.Filter(lambda kv: kv[1]["trajs"] or (not with_inputs and kv[1]["tasks"]))

@@ -127,20 +127,26 @@ class _Join(_Indexed):
         yield traj
 
 
-class _WithGold(_Indexed):
-    """A trajectory → ``{"trajectory", "gold_patch"}``: its task's patch ("" without one)."""
+class _WithTask(_Indexed):
+    """A trajectory → ``(trajectory, its instance's task or None)``."""
 
     def process(self, traj, tasks):
-        task = self.index((), tasks)[1].get(traj["instance_id"])
-        yield {"trajectory": traj, "gold_patch": (task or {}).get("patch") or ""}
+        yield traj, self.index((), tasks)[1].get(traj["instance_id"])
+
+
+def with_task(trajs, task_side):
+    """``(trajectory, task)`` pairs: each trajectory with its instance's task (the fields the join took), looked
+    up in ``task_side`` (of :func:`read_trajectory_records`; ``None``: no tasks, every task is ``None``)."""
+    if task_side is None:
+        return trajs | "NoTask" >> beam.Map(lambda t: (t, None))
+    return trajs | "WithTask" >> beam.ParDo(_WithTask(), task_side)
 
 
 def with_gold(trajs, task_side):
-    """``{"trajectory", "gold_patch"}`` items: each trajectory with its instance's task patch, looked up in
-    ``task_side`` (of :func:`read_trajectory_records`; ``None``: no tasks, the patch is "")."""
-    if task_side is None:
-        return trajs | "NoGold" >> beam.Map(lambda t: {"trajectory": t, "gold_patch": ""})
-    return trajs | "WithGold" >> beam.ParDo(_WithGold(), task_side)
+    """``{"trajectory", "gold_patch"}`` items: each trajectory with its instance's task patch ("" without one;
+    see :func:`with_task`)."""
+    return with_task(trajs, task_side) | "WithGold" >> beam.Map(
+        lambda tt: {"trajectory": tt[0], "gold_patch": (tt[1] or {}).get("patch") or ""})
 
 
 def _by_key(pairs) -> dict:
