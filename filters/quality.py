@@ -168,10 +168,11 @@ def select_candidates(cands: Sequence[Candidate], cfg: QualityConfig) -> list[tu
     return out
 
 
-def instance_decisions(cands: Sequence[Candidate], cfg: QualityConfig) -> list[tuple[Candidate, tuple[Outcome, ...]]]:
+def instance_decisions(cands: Iterable[Candidate], cfg: QualityConfig) -> list[tuple[Candidate, tuple[Outcome, ...]]]:
     """:func:`select_candidates` by candidate, for the candidates not simply kept: each with the outcomes of its
     copies (more than one only where records agree in every field of the candidate: copies of one source
     record)."""
+    cands = list(cands)
     by: dict[Candidate, list[Outcome]] = {}
     for i, outcome in select_candidates(cands, cfg):
         by.setdefault(cands[i], []).append(outcome)

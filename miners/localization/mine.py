@@ -37,6 +37,8 @@ from typing import Any, NamedTuple
 import pyarrow as pa
 
 from swemine.corpora.records import PROVENANCE_FIELDS, conform, content_id, dumps_extra, make_reject
+from swemine.corpora.repos import repo_for
+from swemine.corpora.tasks import pick_task
 from swemine.miners.actions import drop_files, patch_files
 from swemine.miners.code_structure import StructureParser
 from swemine.miners.localization.gold import Gold, Reader, gold_from_patch, repo_reader
@@ -545,6 +547,34 @@ def localize_trajectory(ctx: InstanceContext, traj: dict, created: Created, tree
         "model_name": traj.get("model_name"), "resolved": traj.get("resolved"),
         "source_uri": traj.get("source_uri"), "source_locator": traj.get("source_locator"),
         "source_sha256": traj.get("source_sha256"), "extra_json": dumps_extra(extra)})
+
+
+class Localizer:
+    """:func:`localize_instance` and :func:`localize_trajectory` with what a worker keeps between calls: the parser,
+    the repositories of ``repos_dir`` by name (``""``: none, ``patch_only`` gold) and their base trees."""
+
+    def __init__(self, repos_dir: str = "", cfg: RewardConfig = RewardConfig(), negatives: int = DEFAULT_NEGATIVES):
+        self.repos_dir, self.cfg, self.negatives = repos_dir, cfg, negatives
+        self.sp, self.trees, self.repos = StructureParser(), BaseTrees(), {}
+
+    def repo(self, name: str):
+        """The repository named ``owner/name`` under ``repos_dir`` (``None``: not there)."""
+        if self.repos_dir and name not in self.repos:
+            self.repos[name] = repo_for(self.repos_dir, name)
+        return self.repos.get(name)
+
+    def instance(self, tasks: Iterable[dict], runs: Iterable[Summary]) -> Iterator[dict | InstanceContext]:
+        """:func:`localize_instance` of one instance: the tasks that list it (:func:`pick_task` chooses) and its
+        runs' summaries."""
+        task = pick_task(tasks)
+        return localize_instance(task, list(runs), self.repo((task or {}).get("repo") or ""), self.sp,
+                                 trees=self.trees, negatives=self.negatives)
+
+    def trajectory(self, item: tuple[InstanceContext, Created, dict]) -> Iterator[dict]:
+        """:func:`localize_trajectory` of ``(its instance's context, its created paths, trajectory)``."""
+        ctx, created, traj = item
+        tree = self.trees(self.repo(ctx.fields["repo"]), ctx.fields["base_commit"])
+        yield localize_trajectory(ctx, traj, created, tree, self.sp, self.cfg)
 
 
 def mine_instance(task: dict, trajs: list[dict], repo, sp: StructureParser, *,

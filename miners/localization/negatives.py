@@ -68,8 +68,8 @@ class Look(NamedTuple):
 
 def step_look(step: dict) -> Look:
     """The :class:`Look` of one step."""
-    return Look(step["idx"], tuple((v.path, sum(b - a + 1 for a, b in v.ranges if b < 10 ** 8)) for v in step_views(step)),
-                tuple(searched_paths(step)))
+    shown = tuple((v.path, sum(b - a + 1 for a, b in v.ranges if b < 10 ** 8)) for v in step_views(step))
+    return Look(step["idx"], shown, tuple(searched_paths(step)))
 
 
 def trajectory_negatives(looks: Iterable[Iterable[Look]], keep: Callable[[str], bool], gold_files: Iterable[str] = ()

@@ -1,4 +1,5 @@
-"""A trajectory's summary for the per-instance part of localization (:func:`swemine.miners.localization.mine.localize_instance`).
+"""A trajectory's summary for the per-instance part of localization
+(:func:`swemine.miners.localization.mine.localize_instance`).
 
 What an instance's gold (the resolved runs' majority patch), scratch files and retrieval pairs read of each of its
 trajectories, taken before the trajectories are grouped by instance, so that only this summary travels: who the

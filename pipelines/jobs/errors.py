@@ -2,7 +2,8 @@
 
 The shared front reads and joins the trajectories (with the task each instance uses, looked up in a side input);
 the filters run on the trajectories, so nothing is mined from a removed one; the kept ones are paired with their
-task's patch (the gold of stage 1, from the same side input) before ``detect`` → ``diagnose`` → ``verify`` → ``views``.
+task's patch (the gold of stage 1, from the same side input) before ``detect`` → ``diagnose`` → ``verify`` →
+``views``.
 """
 from __future__ import annotations
 

@@ -1,36 +1,24 @@
 """``swemine run localization``: gold regions, discovery/commit labels, rewards and retrieval pairs per trajectory.
 
-``--input`` trajectories are read and joined with ``--tasks`` by the shared front; each is summarized
-(:func:`swemine.miners.localization.summary.summarize`) and only the summaries are grouped by instance, with the
-whole tasks. Stage ``localization`` (counted per instance) makes each instance's context once
-(:func:`swemine.miners.localization.mine.localize_instance`: gold, scratch files, retrieval pairs; or a
-``no_task`` / ``no_gold`` reject); the contexts reach the trajectories, which never left their worker, as a side
-input keyed by instance, and each trajectory becomes its record there
-(:func:`swemine.miners.localization.mine.localize_trajectory`). Without ``--input`` every task yields one
-gold-location record. ``--repos DIR`` holds one git repository per GitHub repo (``owner__name``, bare or not):
-instances whose repo is there get ``repo`` gold (tree-sitter over the base commit), repository files decided by
-the base commit and BM25 hard negatives up to ``--negatives`` per instance; the others ``patch_only`` gold.
+``--input`` trajectories are read and joined with ``--tasks`` by the shared front; only their summaries
+(:mod:`swemine.miners.localization.summary`) are grouped by instance with the tasks. Stage ``localization``
+(counted per instance) makes each instance's context (or its rejects) once; the contexts reach the trajectories,
+which stay where they are, as a side input keyed by instance (:class:`swemine.miners.localization.mine.Localizer`).
+Without ``--input`` every task yields one gold-location record. ``--repos DIR`` holds one git repository per
+GitHub repo (``owner__name``, bare or not): instances whose repo is there get ``repo`` gold (tree-sitter over the
+base commit), repository files decided by the base commit and BM25 hard negatives up to ``--negatives`` per
+instance; the others ``patch_only`` gold.
 """
 from __future__ import annotations
 
 import os
+from functools import partial
 
 import apache_beam as beam
 
 from swemine.corpora.inputs import expand_inputs
-from swemine.corpora.repos import repo_for
-from swemine.corpora.tasks import pick_task
 from swemine.manifests.shards import read_rows
-from swemine.miners.code_structure import StructureParser
-from swemine.miners.localization.mine import (
-    LOCALIZATION_SCHEMA,
-    STAGE,
-    BaseTrees,
-    InstanceContext,
-    RewardConfig,
-    localize_instance,
-    localize_trajectory,
-)
+from swemine.miners.localization.mine import LOCALIZATION_SCHEMA, STAGE, InstanceContext, Localizer
 from swemine.miners.localization.summary import summarize
 from swemine.pipelines.configs import LocalizationJob
 from swemine.pipelines.engine.runner import Built, PipelineSpec, combine_summaries
@@ -42,38 +30,11 @@ from swemine.pipelines.steps.fronts import group_by_instance, read_tasks, read_t
 CONTEXTS = "contexts"
 
 
-class _Miner:
-    """The stage functions' state (built in each worker's ``setup``): the parser, the repositories by name and
-    their base trees."""
-
-    def __init__(self, repos_dir: str, cfg: RewardConfig, negatives: int):
-        self.repos_dir, self.cfg, self.negatives = repos_dir, cfg, negatives
-        self.sp = StructureParser()
-        self.repos: dict[str, object] = {}
-        self.trees = BaseTrees()
-
-    def _repo(self, name: str):
-        if not self.repos_dir:
-            return None
-        if name not in self.repos:
-            self.repos[name] = repo_for(self.repos_dir, name)
-        return self.repos[name]
-
-    def instance(self, kv):
-        """``(instance, {"trajs": summaries, "tasks"})`` → rejects, the gold-only record, or ``(instance, context)``
-        on ``contexts``."""
-        iid, grouped = kv
-        task = pick_task(grouped["tasks"])
-        for item in localize_instance(task, list(grouped["trajs"]), self._repo((task or {}).get("repo") or ""),
-                                      self.sp, trees=self.trees, negatives=self.negatives):
-            yield beam.pvalue.TaggedOutput(CONTEXTS, (iid, item)) if isinstance(item, InstanceContext) else item
-
-    def trajectory(self, item):
-        """``(context, summary, packed trajectory)`` → the trajectory's record."""
-        ctx, summary, packed = item
-        traj = unpack(packed)
-        tree = self.trees(self._repo(ctx.fields["repo"]), ctx.fields["base_commit"])
-        return [localize_trajectory(ctx, traj, summary.created, tree, self.sp, self.cfg)]
+def _instance(localizer: Localizer, kv):
+    """``(instance, {"trajs": summaries, "tasks"})`` → rejects, the gold-only record, or ``(instance, context)``
+    on ``contexts``."""
+    for item in localizer.instance(kv[1]["tasks"], kv[1]["trajs"]):
+        yield beam.pvalue.TaggedOutput(CONTEXTS, (kv[0], item)) if isinstance(item, InstanceContext) else item
 
 
 def build_spec(job: LocalizationJob) -> PipelineSpec:
@@ -86,21 +47,21 @@ def build_spec(job: LocalizationJob) -> PipelineSpec:
         tasks, task_rejects = read_tasks(p, job.tasks)
         trajs, read_rejects, task_side = read_trajectory_records(p, job, tasks, unused_tasks=False)
         repos_dir, reward, k, with_inputs = config.repos, config.reward, config.negatives, bool(job.inputs)
-        # a trajectory without a task is only rejected: its summary is its ids; the trajectories wait here for
-        # their contexts, packed (see pack)
+        # a trajectory without a task is only rejected (its summary: its ids); trajectories wait packed (see pack)
         summed = with_task(trajs, task_side) | "Summarize" >> beam.Map(
             lambda tt: (summarize(tt[0], mined=tt[1] is not None), pack(tt[0])))
         grouped = group_by_instance(summed | "RunsByInstance" >> beam.Map(lambda st: (st[0].instance_id, st[0])),
                                     tasks | "TasksByInstance" >> beam.Map(lambda t: (t["instance_id"], t)), with_inputs)
-        instances = grouped | "Instances" >> beam.Filter(lambda kv: kv[1]["trajs"] or (not with_inputs and kv[1]["tasks"]))
+        instances = grouped | "Instances" >> beam.Filter(
+            lambda kv: kv[1]["trajs"] or (not with_inputs and kv[1]["tasks"]))
         res = instances | "LocalizeInstances" >> beam.ParDo(StageDoFn(
-            STAGE, lambda: _Miner(repos_dir, reward, k).instance, fanout=True)).with_outputs(
+            STAGE, lambda: partial(_instance, Localizer(repos_dir, reward, k)), fanout=True)).with_outputs(
             REJECTS, FILTERED, CONTEXTS, main="main")
-        items = summed | "WithContext" >> beam.FlatMap(
-            lambda st, contexts: [(contexts[st[0].instance_id], *st)] if st[0].instance_id in contexts else [],
+        items = summed | "WithContext" >> beam.FlatMap(lambda st, contexts: [
+            (contexts[st[0].instance_id], st[0].created, unpack(st[1]))] if st[0].instance_id in contexts else [],
             beam.pvalue.AsDict(res[CONTEXTS]))
         # counted per instance above: a trajectory adds its record (or the reject of an exception) only
-        records, traj_rejects, _ = apply_stage(items, STAGE, lambda: _Miner(repos_dir, reward, k).trajectory,
+        records, traj_rejects, _ = apply_stage(items, STAGE, lambda: Localizer(repos_dir, reward, k).trajectory,
                                                in_weight=lambda _: 0)
         kept, filtered = apply_filters((res.main, records) | "Records" >> beam.Flatten(), "localization",
                                        config.filters, label="Loc")

@@ -5,8 +5,10 @@ The shared front reads and joins the trajectories (tasks as a side input, with t
 filters run on the trajectories; the kept ones are paired with their task's patch from that side input. Every run
 gets a critic row (stage ``critic``). Stage ``sft_select`` applies the per-run selection, ``sft_render`` renders
 the style and the length limit, then the per-instance selection (``quality_group``: unique action sequences, the
-N shortest; only the rows' candidates are grouped by instance) runs over each instance's rows, and the secrets filter scans the rows once more (a native conversation is read from the
-log again; ``sft_recount`` counts the characters and tokens of a row it scrubbed again). Every drop is a ``filtered/`` row with its stage and reason; the manifest counts them per stage.
+N shortest; only the rows' candidates are grouped by instance) runs over each instance's rows, and the secrets
+filter scans the rows once more (a native conversation is read from the log again; ``sft_recount`` counts the
+characters and tokens of a row it scrubbed again). Every drop is a ``filtered/`` row with its stage and reason;
+the manifest counts them per stage.
 """
 from __future__ import annotations
 
@@ -44,12 +46,6 @@ def select_config(config: ResolvedSft) -> SelectConfig:
                         max_tokens=config.max_tokens, per_instance=config.per_instance)
 
 
-def _per_instance(rows, cfg: SelectConfig):
-    """The per-instance rules of :func:`swemine.filters.quality.select_per_instance` over each instance's rows."""
-    kept, filtered = rows | "SftQualityGroup" >> SelectPerInstance(cfg.quality(), "sft")
-    return kept | "DropSteps" >> beam.Map(without_steps), filtered
-
-
 def build_spec(job: SftJob) -> PipelineSpec:
     """The ``sft`` job (see the module docstring)."""
     config = job.resolve()
@@ -66,8 +62,9 @@ def build_spec(job: SftJob) -> PipelineSpec:
         critic_rows, critic_rejects, _ = apply_stage(items, "critic", lambda: critic_fn(critic))
         chosen, select_rejects, select_filtered = apply_stage(items, "sft_select", lambda: select_fn(select))
         rendered, render_rejects, render_filtered = apply_stage(chosen, "sft_render", lambda: render_fn(render))
-        kept, group_filtered = _per_instance(rendered, select)
-        scrubbed, row_filtered = apply_filters(kept, "sft", config.filters.secrets_only(), label="Sft")
+        kept, group_filtered = rendered | "SftQualityGroup" >> SelectPerInstance(select.quality(), "sft")
+        scrubbed, row_filtered = apply_filters(kept | "DropSteps" >> beam.Map(without_steps), "sft",
+                                               config.filters.secrets_only(), label="Sft")
         rows, recount_rejects, _ = apply_stage(scrubbed, "sft_recount", lambda: recount_fn(render))
         return Built(outputs={SFT: rows, CRITIC: critic_rows},
                      rejects=read_rejects + rejects + [critic_rejects, select_rejects, render_rejects, recount_rejects],

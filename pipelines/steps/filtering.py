@@ -35,20 +35,13 @@ from typing import Any
 import apache_beam as beam
 
 from swemine.corpora.records import FILTERED_SCHEMA
+from swemine.filters import quality
 from swemine.filters.benchmark_sets import load_benchmarks
 from swemine.filters.canon import RepoCanon
 from swemine.filters.decontam import STAGE as DECONTAM_STAGE
 from swemine.filters.decontam import Decontaminator, boilerplate_features, doc_key
 from swemine.filters.fields import spec_for
 from swemine.filters.license import license_stage_fn
-from swemine.filters.quality import (
-    GROUP_STAGE,
-    QualityConfig,
-    apply_outcome,
-    candidate,
-    instance_decisions,
-    quality_stage_fn,
-)
 from swemine.filters.report import contamination_rows, write_contamination_report
 from swemine.filters.secrets import SecretsConfig, secrets_stage_fn
 from swemine.manifests.shards import read_rows
@@ -112,11 +105,10 @@ def _boilerplate(pcoll, settings: FilterSettings, record_type: str):
 
 
 class _Select(beam.DoFn):
-    """``(candidate, record)`` with the per-instance decisions as a side input → the record kept or ``Filtered``
-    (counted per record); copies whose outcomes differ go on ``copies``. With ``copies=True``: ``(candidate,
-    its copies)`` → each copy with one of the outcomes."""
+    """``(candidate, record)`` + the decisions → the record kept or ``Filtered``, counted; copies whose outcomes
+    differ go on ``copies``. ``copies=True``: ``(candidate, its copies)`` → each copy with one outcome."""
 
-    stage = GROUP_STAGE
+    stage = quality.GROUP_STAGE
 
     def __init__(self, record_type: str, copies: bool = False):
         self.record_type, self.copies = record_type, copies
@@ -132,27 +124,25 @@ class _Select(beam.DoFn):
             if len(outcomes) > 1:
                 yield beam.pvalue.TaggedOutput(COPIES, item)
                 return
-        yield from route(self.counters, [apply_outcome(r, o, self.record_type) for r, o in zip(records, outcomes)])
+        results = [quality.apply_outcome(r, o, self.record_type) for r, o in zip(records, outcomes)]
+        yield from route(self.counters, results)
 
 
 class SelectPerInstance(beam.PTransform):
-    """Stage ``quality_group`` (:func:`swemine.filters.quality.instance_decisions`): only each record's
-    :class:`~swemine.filters.quality.Candidate` is grouped by instance; the decisions (candidates not simply kept)
-    come back as a side input and each record is kept or dropped where it is. Records that agree in every field
-    of their candidate (copies of one source record) meet in a ``GroupByKey`` when their outcomes differ.
-    Returns ``(kept, filtered)``."""
+    """Stage ``quality_group`` → ``(kept, filtered)``: only each record's :class:`~swemine.filters.quality.Candidate`
+    is grouped by instance (:func:`~swemine.filters.quality.instance_decisions`); the decisions come back as a side
+    input and each record is kept or dropped where it is. Copies of one record meet when their outcomes differ."""
 
-    def __init__(self, cfg: QualityConfig, record_type: str):
+    def __init__(self, cfg: quality.QualityConfig, record_type: str):
         super().__init__()
         self.cfg, self.record_type = cfg, record_type
 
     def expand(self, pcoll):
         cfg = self.cfg
-        items = pcoll | "Candidates" >> beam.Map(lambda r: (candidate(r, cfg), r))
-        decisions = beam.pvalue.AsDict(items
-                                       | "ByInstance" >> beam.Map(lambda it: (it[0].instance, it[0]))
-                                       | "InstanceGroup" >> beam.GroupByKey()
-                                       | "Decide" >> beam.FlatMap(lambda kv: instance_decisions(list(kv[1]), cfg)))
+        items = pcoll | "Candidates" >> beam.Map(lambda r: (quality.candidate(r, cfg), r))
+        by_instance = items | "ByInstance" >> beam.Map(lambda it: (it[0].instance, it[0]))
+        decisions = beam.pvalue.AsDict(by_instance | "InstanceGroup" >> beam.GroupByKey()
+                                       | "Decide" >> beam.FlatMap(lambda kv: quality.instance_decisions(kv[1], cfg)))
         res = items | "Select" >> beam.ParDo(_Select(self.record_type), decisions).with_outputs(
             FILTERED, COPIES, main="main")
         copies = (res[COPIES]
@@ -192,7 +182,7 @@ class ApplyFilters(beam.PTransform):
             filtered += [filt, rej | "LicenseErrors" >> beam.Map(reject_as_filtered)]
         if settings.quality and record_type == "trajectory":
             qcfg = settings.quality.config()
-            kept, rej, filt = apply_stage(kept, "quality", lambda: quality_stage_fn(record_type, qcfg))
+            kept, rej, filt = apply_stage(kept, "quality", lambda: quality.quality_stage_fn(record_type, qcfg))
             kept, group_filt = kept | "QualityGroup" >> SelectPerInstance(qcfg, record_type)
             filtered += [filt, rej | "QualityErrors" >> beam.Map(reject_as_filtered), group_filt]
         if settings.dedup:

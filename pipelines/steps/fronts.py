@@ -4,13 +4,10 @@
 
 ``read_trajectory_records(p, source, tasks, task_fields)`` → ``(records, rejects, task_side)``: stage ``read``
 (unit → trajectories, run labels and rejects), then stage ``join`` (:func:`swemine.corpora.normalize.join_instance`,
-counted per trajectory): each trajectory with its instance's labels and task (:func:`swemine.corpora.tasks.pick_task`
-of those listing the instance, ``task_fields`` only). Labels and tasks are small tables, looked up as side inputs:
-the trajectories are not shuffled (grouping them by instance took about a fifth more CPU and a tenth more memory
-over 104 MB of runs). ``task_side`` is the tasks' side input (``None`` without tasks); :func:`with_gold` pairs each
-trajectory with its task's patch from it. ``join.info.unused_tasks`` counts the instances that have a task and no
-trajectory (:func:`group_by_instance`: a shuffle of instance ids, or of the job's own per-instance grouping);
-without inputs (gold-only localization) the join runs over no trajectory.
+per trajectory) with the labels and the task (:func:`swemine.corpora.tasks.pick_task`) of its instance, looked up
+in side inputs: trajectories are never shuffled (grouping them took a fifth more CPU over 104 MB of runs).
+:func:`with_task` / :func:`with_gold` look a trajectory's task up in ``task_side`` again; :func:`group_by_instance`
+(instance ids only, or a job's own grouping) counts ``join.info.unused_tasks``.
 """
 from __future__ import annotations
 
@@ -88,17 +85,9 @@ def _read(p: beam.Pipeline, source):
     return split.trajs, labels, read_rejects
 
 
-def _keyed_tasks(tasks, task_fields: tuple[str, ...] | None):
-    """``(instance_id, task)`` of every task (``task_fields`` only; ``None``: the whole task)."""
-    keep = (lambda t: t) if task_fields is None else (lambda t: {k: t.get(k) for k in task_fields})
-    return tasks | "KeyTasks" >> beam.Map(lambda t: (t["instance_id"], keep(t)))
-
-
 class _Indexed(beam.DoFn):
-    """A DoFn that looks trajectories' instances up in the side inputs ``labels`` and ``tasks`` (the whole run's,
-    packed: the runner's side input cache sizes what it holds by walking every object, 0.3 s of a 1.8 s run for
-    the labels of 104 MB of runs as dicts, nothing as bytes). They are indexed once per process: ``{instance:
-    [labels]}`` and ``{instance: picked task}``."""
+    """Looks instances up in the side inputs ``labels`` and ``tasks``, indexed once per process. They travel packed:
+    the runner's side input cache sizes what it holds by walking every object (0.3 s of a 1.8 s run as dicts)."""
 
     stage = "join"
 
@@ -135,16 +124,15 @@ class _WithTask(_Indexed):
 
 
 def with_task(trajs, task_side):
-    """``(trajectory, task)`` pairs: each trajectory with its instance's task (the fields the join took), looked
-    up in ``task_side`` (of :func:`read_trajectory_records`; ``None``: no tasks, every task is ``None``)."""
+    """``(trajectory, its instance's task or None)`` pairs (the fields the join took; ``task_side`` ``None``: no
+    tasks)."""
     if task_side is None:
         return trajs | "NoTask" >> beam.Map(lambda t: (t, None))
     return trajs | "WithTask" >> beam.ParDo(_WithTask(), task_side)
 
 
 def with_gold(trajs, task_side):
-    """``{"trajectory", "gold_patch"}`` items: each trajectory with its instance's task patch ("" without one;
-    see :func:`with_task`)."""
+    """``{"trajectory", "gold_patch"}`` items: its task's patch ("" without one)."""
     return with_task(trajs, task_side) | "WithGold" >> beam.Map(
         lambda tt: {"trajectory": tt[0], "gold_patch": (tt[1] or {}).get("patch") or ""})
 
@@ -181,31 +169,24 @@ class _UnusedTasks(beam.DoFn):
 
 
 def group_by_instance(trajs, tasks, with_inputs: bool):
-    """``(instance, x)`` per trajectory and ``(instance, task)`` per task, grouped by instance into ``{"trajs",
-    "tasks"}``; counts ``join.info.unused_tasks`` (see :class:`_UnusedTasks`; ``with_inputs``: whether the job
-    reads trajectories at all)."""
+    """``(instance, x)`` per trajectory and ``(instance, task)`` per task grouped into ``{"trajs", "tasks"}``,
+    counted by :class:`_UnusedTasks` (``with_inputs``: whether the job reads trajectories at all)."""
     grouped = {"trajs": trajs, "tasks": tasks} | "TaskUse" >> beam.CoGroupByKey()
     _ = grouped | "UnusedTasks" >> beam.ParDo(_UnusedTasks(with_inputs))
     return grouped
 
 
-def read_trajectory_records(p: beam.Pipeline, source, tasks=None, task_fields: tuple[str, ...] | None = TASK_CONTEXT,
+def read_trajectory_records(p: beam.Pipeline, source, tasks=None, task_fields: tuple[str, ...] = TASK_CONTEXT,
                             unused_tasks: bool = True):
-    """The trajectory records of ``source`` (a job's :class:`~swemine.pipelines.configs.TrajectoryInputs`: inputs,
-    size limit, symlink rule) joined with run labels and ``tasks`` (a PCollection, or ``None``; ``task_fields``
-    only, ``None``: whole tasks); returns ``(records, rejects, task_side)`` (see the module docstring).
-    ``unused_tasks=False``: the job groups its tasks by instance itself (:func:`group_by_instance`), which counts
-    them."""
-    if source.inputs:
-        trajs, labels, read_rejects = _read(p, source)
-        rejects = [read_rejects]
-    else:
-        trajs, labels, rejects = p | "NoTrajectories" >> beam.Create([]), p | "NoLabels" >> beam.Create([]), []
+    """The trajectory records of ``source`` (a job's :class:`~swemine.pipelines.configs.TrajectoryInputs`) joined
+    with run labels and ``tasks`` (or ``None``; their ``task_fields`` only): ``(records, rejects, task_side)``.
+    ``unused_tasks=False``: the job calls :func:`group_by_instance` itself."""
+    trajs, labels, read_rejects = _read(p, source)
     side = {"labels": beam.pvalue.AsIter(labels | "PackLabels" >> beam.Map(pack))}
     if tasks is not None:
-        keyed_tasks = _keyed_tasks(tasks, task_fields)
+        keyed_tasks = tasks | "KeyTasks" >> beam.Map(lambda t: (t["instance_id"], {k: t.get(k) for k in task_fields}))
         side["tasks"] = beam.pvalue.AsIter(keyed_tasks | "PackTasks" >> beam.Map(pack))
         if unused_tasks:
             group_by_instance(trajs | "TrajInstances" >> beam.Map(lambda kv: (kv[0], True)),
                               keyed_tasks | "TaskInstances" >> beam.Map(lambda kv: (kv[0], True)), bool(source.inputs))
-    return trajs | "Join" >> beam.ParDo(_Join(), **side), rejects, side.get("tasks")
+    return trajs | "Join" >> beam.ParDo(_Join(), **side), [read_rejects], side.get("tasks")

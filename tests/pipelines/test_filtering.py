@@ -176,7 +176,8 @@ def test_per_instance_selection_groups_candidates_only_and_keeps_the_plain_rules
     as_json = lambda r: json.dumps(r, sort_keys=True, default=str)  # noqa: E731
     want_kept = sorted(as_json(r) for r in plain if "reason" not in r)
     want_dropped = sorted(as_json(r) for r in plain if "reason" in r)
-    copy = [r for r in plain if r.get("record_id") == trajs[0]["record_id"] and r.get("source_uri") == trajs[0]["source_uri"]]
+    first = trajs[0]["record_id"], trajs[0]["source_uri"]
+    copy = [r for r in plain if (r.get("record_id"), r.get("source_uri")) == first]
     assert sorted("reason" in r for r in copy) == [False, True] and len(want_dropped) > len(trajs)  # kept once
     with beam.Pipeline(runner="FnApiRunner") as p:
         kept, dropped = p | beam.Create(records) | SelectPerInstance(cfg, "trajectory")

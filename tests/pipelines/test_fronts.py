@@ -52,9 +52,10 @@ def test_records_carry_the_picked_task_and_its_patch_is_their_gold(tmp_path):
         tasks, _ = read_tasks(p, [TASKS, other])
         job = TrajectoriesJob(inputs=(f"{ROOT}/trajectories",))
         records, _, task_side = read_trajectory_records(p, job, tasks, task_fields=(*TASK_CONTEXT, "patch"))
-        calc1 = with_gold(records, task_side) | beam.Filter(lambda it: it["trajectory"]["instance_id"] == "samples__calc-1")
-        assert_that(calc1 | beam.Map(lambda it: (it["gold_patch"] == chosen, it["trajectory"]["repo"])) | beam.Distinct(),
-                    equal_to([(True, "samples/calc")]))
+        items = with_gold(records, task_side)
+        calc1 = items | beam.Filter(lambda it: it["trajectory"]["instance_id"] == "samples__calc-1")
+        got = calc1 | beam.Map(lambda it: (it["gold_patch"] == chosen, it["trajectory"]["repo"])) | beam.Distinct()
+        assert_that(got, equal_to([(True, "samples/calc")]))
 
 
 def test_without_inputs_the_join_runs_over_no_trajectory(tmp_path):
@@ -62,9 +63,10 @@ def test_without_inputs_the_join_runs_over_no_trajectory(tmp_path):
     other, _ = _variant(tmp_path)
     with beam.Pipeline(runner="FnApiRunner") as p:
         tasks, _ = read_tasks(p, [TASKS, other])
-        records, rejects, task_side = read_trajectory_records(p, TrajectoriesJob(), tasks, task_fields=None)
-        assert rejects == [] and task_side is not None
-        assert_that(records, equal_to([]))
+        records, rejects, task_side = read_trajectory_records(p, TrajectoriesJob(), tasks)
+        assert task_side is not None
+        assert_that(records, equal_to([]), label="NoRecords")
+        assert_that(rejects[0], equal_to([]), label="NoRejects")
     join = {c.key.metric.name: c.committed for c in p.result.metrics().query(
         MetricsFilter().with_namespace("swemine"))["counters"] if c.key.metric.name.startswith("join.")}
     assert join == {"join.in": 0, "join.out": 0, "join.info.labelled": 0}

@@ -117,4 +117,5 @@ def test_existing_files_are_not_scratch():
     assert scratch_of(created_paths(traj), owned=()) == ["pkg/b.py", "pkg/d.py"]
     assert scratch_of(created_paths(traj), owned={"pkg/d.py"}) == ["pkg/b.py"]          # the gold patch adds d.py
     # with the repository, existence at the base commit decides
-    assert scratch_of(created_paths(traj), owned=(), exists={"pkg/b.py", "pkg/c.py"}.__contains__) == ["pkg/a.py", "pkg/d.py"]
+    made = created_paths(traj)
+    assert scratch_of(made, owned=(), exists={"pkg/b.py", "pkg/c.py"}.__contains__) == ["pkg/a.py", "pkg/d.py"]
