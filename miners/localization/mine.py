@@ -32,7 +32,7 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import pyarrow as pa
 
@@ -430,10 +430,8 @@ def repository_filter(owned: Iterable[str], scratch: Iterable[str], base_files: 
 
 
 class BaseTree(NamedTuple):
-    """A task's repository at its base commit: the repository (``None``: none at hand, ``patch_only`` gold), a
-    reader of pre-patch contents that reads each path once, the files there and the license."""
-    repo: Any
-    commit: str
+    """A task's repository at its base commit (all ``None`` / "" without one: ``patch_only`` gold): a reader of
+    pre-patch contents, the files there and the license."""
     read: Reader | None
     files: set[str] | None
     license: str
@@ -444,51 +442,48 @@ class BaseTree(NamedTuple):
         return self.files.__contains__ if self.files is not None else None
 
 
+def base_reader(repo, commit: str) -> Reader | None:
+    """A reader of ``repo``'s contents at ``commit`` that reads each path once (``None`` without a repository);
+    raises ``PatchError("missing_base_commit")`` when the repository lacks the commit."""
+    return None if repo is None else _memo(repo_reader(repo, commit))
+
+
 def base_tree(repo, commit: str) -> BaseTree:
-    """The :class:`BaseTree` of a :class:`swemine.corpora.repos.RepoSource` (or ``None``) at ``commit``; raises
-    ``PatchError("missing_base_commit")`` when the repository lacks it."""
+    """The :class:`BaseTree` of a :class:`swemine.corpora.repos.RepoSource` (or ``None``) at ``commit``."""
     if repo is None:
-        return BaseTree(None, commit, None, None, "")
-    return BaseTree(repo, commit, _memo(repo_reader(repo, commit)), set(repo.list_files(commit)), repo.license(commit))
-
-
-class BaseTrees:
-    """:func:`base_tree` of the last ``size`` (repository, commit) pairs asked for (a worker meets an instance's
-    trajectories in any order)."""
-
-    def __init__(self, size: int = 4):
-        self.size = size
-        self._trees: collections.OrderedDict = collections.OrderedDict()
-
-    def __call__(self, repo, commit: str) -> BaseTree:
-        key = (id(repo), commit)
-        if key in self._trees:
-            self._trees.move_to_end(key)
-        else:
-            self._trees[key] = base_tree(repo, commit)
-            if len(self._trees) > self.size:
-                self._trees.popitem(last=False)
-        return self._trees[key]
+        return BaseTree(None, None, "")
+    return BaseTree(base_reader(repo, commit), set(repo.list_files(commit)), repo.license(commit))
 
 
 @dataclass(frozen=True)
 class InstanceContext:
     """What every localization record of one instance shares, made once per instance (:func:`localize_instance`):
-    the task, gold and retrieval fields of the records, the gold, the gold patch (their ids hash it) and the
-    files the gold patch and its test patch change."""
+    the task, gold and retrieval fields of the records, the gold, the gold patch (their ids hash it), the files
+    the gold patch and its test patch change, and which of the paths its runs created or displayed exist at the
+    base commit (``None`` without the repository)."""
     fields: dict
     gold: Gold
     patch: str
     owned: frozenset[str]
+    present: frozenset[str] | None
+
+    @property
+    def exists(self) -> Callable[[str], bool] | None:
+        """Whether a path a run of the instance named exists at the base commit (``None``: no repository)."""
+        return self.present.__contains__ if self.present is not None else None
 
 
-def localize_instance(task: dict | None, runs: list[Summary], repo, sp: StructureParser, *,
-                      trees: Callable[[Any, str], BaseTree] = base_tree, config_hash: str = "",
+def _named_paths(run: Summary, gold_files: list[str]) -> set[str]:
+    """The repository paths a run's record asks about: the paths it created, and those it displayed."""
+    shown = (repo_relative(path, gold_files) for look in run.looks for path, _ in look.shown)
+    return set(run.created.with_repo) | {p for p in shown if p}
+
+
+def localize_instance(task: dict | None, runs: list[Summary], repo, sp: StructureParser, *, config_hash: str = "",
                       negatives: int = DEFAULT_NEGATIVES) -> Iterator[dict | InstanceContext]:
     """The per-instance part of :func:`mine_instance` over the runs' summaries: a ``no_task`` reject per run when
     no task lists the instance, a ``no_gold`` or patch reject, the gold-only record when there are no runs, else
-    the instance's :class:`InstanceContext`. ``trees`` gives the repository at the base commit
-    (:func:`base_tree`, or a :class:`BaseTrees` cache)."""
+    the instance's :class:`InstanceContext`."""
     if task is None:
         for s in runs:
             yield make_reject(STAGE, "no_task", f"no task for instance {s.instance_id!r}", uri=s.source_uri,
@@ -498,7 +493,7 @@ def localize_instance(task: dict | None, runs: list[Summary], repo, sp: Structur
     commit = task.get("base_commit") or ""
     uri, locator, sha = task.get("source_uri") or "", task.get("source_locator") or "", task.get("source_sha256") or ""
     try:
-        tree = trees(repo, commit)
+        tree = base_tree(repo, commit)
         patch, source = task.get("patch") or "", "gold_patch"
         if not patch.strip():
             patch, source = majority_patch(runs, tree.exists), "resolved_agent_patch"
@@ -523,7 +518,9 @@ def localize_instance(task: dict | None, runs: list[Summary], repo, sp: Structur
               "retrieval_query": query, **retrieval_pairs(gold, task.get("patch") or patch, ordered, keep, query=query,
                                                           docs=docs, k=negatives)}
     if runs:
-        yield InstanceContext(fields, gold, patch, owned)
+        present = None if tree.files is None else frozenset(
+            p for s in runs for p in _named_paths(s, gold.gold_files) if p in tree.files)
+        yield InstanceContext(fields, gold, patch, owned, present)
         return
     yield conform(LOCALIZATION_SCHEMA, {
         **fields, "record_id": content_id("localization", iid, patch, gold.quality), "source_dataset": "tasks",
@@ -531,13 +528,13 @@ def localize_instance(task: dict | None, runs: list[Summary], repo, sp: Structur
         "extra_json": dumps_extra({"file_changes": gold.file_changes(), **gold.placement()})})
 
 
-def localize_trajectory(ctx: InstanceContext, traj: dict, created: Created, tree: BaseTree, sp: StructureParser,
+def localize_trajectory(ctx: InstanceContext, traj: dict, created: Created, read: Reader | None, sp: StructureParser,
                         cfg: RewardConfig = RewardConfig()) -> dict:
     """The localization record of one trajectory (its :func:`~swemine.miners.localization.scratch.created_paths`)
-    against its instance's context; ``tree`` is the repository at the base commit (:func:`base_tree`)."""
-    own_scratch = scratch_of(created, ctx.owned, tree.exists)
-    committed, info = committed_regions(traj, tree.read, sp, own_scratch)
-    labels = label_trajectory(traj, ctx.gold, committed, cfg, repository_filter(ctx.owned, own_scratch, tree.files))
+    against its instance's context; ``read`` reads the repository at the base commit (:func:`base_reader`)."""
+    own_scratch = scratch_of(created, ctx.owned, ctx.exists)
+    committed, info = committed_regions(traj, read, sp, own_scratch)
+    labels = label_trajectory(traj, ctx.gold, committed, cfg, repository_filter(ctx.owned, own_scratch, ctx.present))
     extra = {**info, "n_steps": len(traj.get("steps") or []), **ctx.gold.placement()}
     return conform(LOCALIZATION_SCHEMA, {
         **ctx.fields, **labels, "scratch_files": own_scratch,
@@ -550,12 +547,12 @@ def localize_trajectory(ctx: InstanceContext, traj: dict, created: Created, tree
 
 
 class Localizer:
-    """:func:`localize_instance` and :func:`localize_trajectory` with what a worker keeps between calls: the parser,
-    the repositories of ``repos_dir`` by name (``""``: none, ``patch_only`` gold) and their base trees."""
+    """:func:`localize_instance` and :func:`localize_trajectory` with what a worker keeps between calls: the parser
+    and the repositories of ``repos_dir`` by name (``""``: none, ``patch_only`` gold)."""
 
     def __init__(self, repos_dir: str = "", cfg: RewardConfig = RewardConfig(), negatives: int = DEFAULT_NEGATIVES):
         self.repos_dir, self.cfg, self.negatives = repos_dir, cfg, negatives
-        self.sp, self.trees, self.repos = StructureParser(), BaseTrees(), {}
+        self.sp, self.repos = StructureParser(), {}
 
     def repo(self, name: str):
         """The repository named ``owner/name`` under ``repos_dir`` (``None``: not there)."""
@@ -568,13 +565,13 @@ class Localizer:
         runs' summaries."""
         task = pick_task(tasks)
         return localize_instance(task, list(runs), self.repo((task or {}).get("repo") or ""), self.sp,
-                                 trees=self.trees, negatives=self.negatives)
+                                 negatives=self.negatives)
 
     def trajectory(self, item: tuple[InstanceContext, Created, dict]) -> Iterator[dict]:
         """:func:`localize_trajectory` of ``(its instance's context, its created paths, trajectory)``."""
         ctx, created, traj = item
-        tree = self.trees(self.repo(ctx.fields["repo"]), ctx.fields["base_commit"])
-        yield localize_trajectory(ctx, traj, created, tree, self.sp, self.cfg)
+        read = base_reader(self.repo(ctx.fields["repo"]), ctx.fields["base_commit"])
+        yield localize_trajectory(ctx, traj, created, read, self.sp, self.cfg)
 
 
 def mine_instance(task: dict, trajs: list[dict], repo, sp: StructureParser, *,
@@ -587,12 +584,10 @@ def mine_instance(task: dict, trajs: list[dict], repo, sp: StructureParser, *,
     files decided by the base commit, BM25 negatives up to ``negatives``) or ``None`` (``patch_only`` gold).
     """
     runs = sorted(((summarize(t), t) for t in trajs), key=lambda st: st[0].order())
-    trees = BaseTrees(size=1)
-    for item in localize_instance(task, [s for s, _ in runs], repo, sp, trees=trees, config_hash=config_hash,
-                                  negatives=negatives):
+    for item in localize_instance(task, [s for s, _ in runs], repo, sp, config_hash=config_hash, negatives=negatives):
         if not isinstance(item, InstanceContext):
             yield item
             continue
-        tree = trees(repo, task.get("base_commit") or "")
+        read = base_reader(repo, task.get("base_commit") or "")
         for s, traj in runs:
-            yield localize_trajectory(item, traj, s.created, tree, sp, cfg)
+            yield localize_trajectory(item, traj, s.created, read, sp, cfg)
