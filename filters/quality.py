@@ -12,7 +12,8 @@ Per instance (:func:`select_per_instance` over the records, :func:`instance_deci
 - ``duplicate_actions`` — the same normalized action sequence (tool names, arguments and action texts: the
   trajectory dedup key) as a kept trajectory of the same instance; a trajectory whose sequence has fewer than
   ``min_action_words`` words is never a duplicate;
-- ``not_n_shortest`` — beyond the ``keep_shortest`` shortest (fewest steps, then smallest id) of its instance.
+- ``not_n_shortest`` — beyond the ``keep_shortest`` shortest (fewest steps, then smallest id, then source path) of
+  its instance.
 """
 from __future__ import annotations
 
