@@ -37,10 +37,6 @@ from swemine.pipelines.options import SettingsError, bounded, option, tuples
 LLM_CACHE = os.path.join(os.path.expanduser("~"), ".cache", "swemine", "llm")
 
 
-class ConfigError(SettingsError):
-    """A job's settings name something that is not there (``swemine run`` prints it in one line, exit 2)."""
-
-
 # -- resolved configs ------------------------------------------------------------------------------------------
 def _json(value: Any) -> Any:
     """A resolved value as JSON data: typed configs by their ``to_json``, other dataclasses field by field,
@@ -296,7 +292,7 @@ def _repo_folders(directory: str) -> list[str]:
     if not directory:
         return []
     if not os.path.isdir(directory):
-        raise ConfigError(f"--repos {directory}: not a directory")
+        raise SettingsError(f"--repos {directory}: not a directory")
     return [os.path.abspath(os.path.join(directory, e)) for e in sorted(os.listdir(directory))
             if os.path.isdir(os.path.join(directory, e))]
 
@@ -329,14 +325,14 @@ class TrajectoryInputs:
         self.extra_labels()
 
     def extra_labels(self) -> list[dict]:
-        """The labels of the ``--labels`` files (a file that is not there, or a line that is no label: ConfigError)."""
+        """The labels of the ``--labels`` files (a file that is not there, or a line that is no label: SettingsError)."""
         from swemine.corpora.formats.run_labels import labels_file  # the readers, only when there is a file
         out: list[dict] = []
         for path in self.labels:
             try:
                 out.extend(labels_file(path))
             except (OSError, ValueError) as exc:
-                raise ConfigError(f"--labels {path}: {exc}") from None
+                raise SettingsError(f"--labels {path}: {exc}") from None
         return out
 
     def _inputs_config(self) -> dict[str, Any]:
@@ -455,7 +451,7 @@ class SftJob(TrajectoryInputs):
 
     def resolve(self) -> ResolvedSft:
         if self.tokenizer and not os.path.isdir(self.tokenizer):
-            raise ConfigError(f"--tokenizer {self.tokenizer}: not a local tokenizer folder")
+            raise SettingsError(f"--tokenizer {self.tokenizer}: not a local tokenizer folder")
         return ResolvedSft(**self._inputs_config(), style=self.style, only_resolved=self.only_resolved == "true",
                            quality_rules=self.quality_rules, max_rejected_calls=self.max_rejected_calls,
                            require_patch=self.require_patch, max_tokens=self.max_tokens,
@@ -509,12 +505,12 @@ class FimJob:
         if spec == "stdlib" or spec.startswith("pkg:") or is_url(spec):
             return spec
         if not os.path.exists(spec) and not (sep and head and os.path.exists(head)):
-            raise ConfigError(f"--source {spec}: no such repository path")
+            raise SettingsError(f"--source {spec}: no such repository path")
         if not sep or not head or not os.path.isdir(head):
             return spec
         sha = resolve_commit(head, rev)
         if not sha:
-            raise ConfigError(f"--source {spec}: {head} has no commit {rev!r}")
+            raise SettingsError(f"--source {spec}: {head} has no commit {rev!r}")
         return f"{head}@{sha}"
 
     def resolve(self) -> ResolvedFim:
@@ -598,7 +594,7 @@ class TasksJob:
 
         specs = self.repo_specs()
         if not specs:
-            raise ConfigError("swemine run tasks needs --repos DIR or at least one --repo")
+            raise SettingsError("swemine run tasks needs --repos DIR or at least one --repo")
         return ResolvedTasks(repos=tuple(TaskRepo(**s, head=resolve_commit(s["spec"], self.rev)) for s in specs),
                              issues=tuple(_abs_files(self.issues)), rev=self.rev, mine=self.mine_config(),
                              localization=self.localization, filters=self.filters.resolve())

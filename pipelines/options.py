@@ -27,6 +27,8 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
+from swemine.failures import CommandError
+
 MISSING = dataclasses.MISSING
 
 
@@ -105,8 +107,8 @@ def _value(hint: Any, value: Any) -> Any:
     return value
 
 
-class SettingsError(ValueError):
-    """A ``--config`` file or a setting in it that cannot be used (``swemine run`` prints it in one line, exit 2)."""
+class SettingsError(CommandError, ValueError):
+    """A ``--config`` file or a setting in it that cannot be used, or a job's setting that names nothing."""
 
 
 def from_dict(cls: type, data: Mapping[str, Any], base: Any = None, _skip: tuple[str, ...] = ()) -> Any:

@@ -3,15 +3,14 @@ from __future__ import annotations
 
 import collections
 import json
-import sys
 
 import fsspec
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from swemine.failures import CommandError, first_line
 from swemine.manifests.manifest import ManifestError, read_manifest, shard_present
 from swemine.manifests.shards import read_shard
-from swemine.pipelines.engine.failures import first_line
 
 
 def add_arguments(parser) -> None:
@@ -40,16 +39,14 @@ def main(args) -> int:
     try:
         manifest = read_manifest(args.run_dir)
     except ManifestError as exc:
-        print(f"swemine: error: {exc}", file=sys.stderr)
-        return 2
+        raise CommandError(str(exc)) from None
     if manifest is None:
         print(f"{args.run_dir}: no manifest.json (not a finished run)")
         return 2
     fs, root = fsspec.core.url_to_fs(args.run_dir)
     damaged = _damaged_shard(fs, root, manifest["outputs"])
     if damaged:
-        print(f"swemine: error: {args.run_dir}: {damaged}; run the job again to rebuild it", file=sys.stderr)
-        return 1
+        raise CommandError(f"{args.run_dir}: {damaged}; run the job again to rebuild it", 1)
     print(f"run {manifest['run_id']}  pipeline={manifest['pipeline']}  version={manifest.get('package_version')}")
     groups = collections.defaultdict(list)
     for o in manifest["outputs"]:

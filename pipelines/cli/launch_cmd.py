@@ -6,8 +6,8 @@ calls, loss on the turns the rows' ``loss_mask`` marks, packed without attention
 from __future__ import annotations
 
 import os
-import sys
 
+from swemine.failures import CommandError
 from swemine.launchers.data import DataMismatch
 from swemine.launchers.launch import add_launch_arguments, launch
 
@@ -36,13 +36,12 @@ def sft_data(values: list[str]) -> list[str]:
 
 
 def main(args) -> int:
+    prefix = f"swemine launch {args.job}: error: "
     if args.job == "sft":
         if args.format != "chat":
-            print("swemine launch sft: error: SFT rows are chat rows (--format chat)", file=sys.stderr)
-            return 2
+            raise CommandError("SFT rows are chat rows (--format chat)", prefix=prefix)
         args.data = sft_data(args.data)
     try:
         return launch(args)
     except (DataMismatch, ValueError) as exc:        # the data or the options do not fit: one line
-        print(f"swemine launch {args.job}: error: {exc}", file=sys.stderr)
-        return 2
+        raise CommandError(str(exc), prefix=prefix) from None

@@ -17,9 +17,9 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 
+from swemine.failures import CommandError, environment_failure
 from swemine.pipelines.cli.registry import COMMANDS
 from swemine.pipelines.configs import JOBS
-from swemine.pipelines.engine.failures import environment_failure
 from swemine.pipelines.options import bounded
 from swemine.runtime import stop_child_processes
 
@@ -71,7 +71,7 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 class _QuietBeam(logging.Filter):
     """Hide Beam's import-time notice about optional GCP libraries, its workers' start-up chatter and the trace
-    a step logs when Ctrl-C, SIGTERM or the machine (:mod:`~swemine.pipelines.engine.failures`) stops the run."""
+    a step logs when Ctrl-C, SIGTERM or the machine (:mod:`~swemine.failures`) stops the run."""
     NOISE = ("apitools not found", "No semi_persistent_directory found")
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -141,12 +141,15 @@ def _stop_on_signals() -> Iterator[None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command in ``argv``; its exit status. Ctrl-C or SIGTERM stop it with one line and 128 + the
-    signal's number."""
+    """Run the command in ``argv``; its exit status. A :class:`~swemine.failures.CommandError`, Ctrl-C or SIGTERM
+    stop it with one line (Ctrl-C and SIGTERM: status 128 + the signal's number)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         with _stop_on_signals():
             return _main(argv)
+    except CommandError as err:
+        print(f"{err.prefix}{err}", file=sys.stderr)
+        return err.status
     except KeyboardInterrupt as stop:
         name = str(stop).split(" ", 1)[0] if isinstance(stop, Stopped) else "SIGINT"
         run = _chosen(argv)[0] in ("run", None)

@@ -28,12 +28,12 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.pipeline import PipelineVisitor
 
 from swemine.corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
+from swemine.failures import CommandError, RunFailed, environment_failure
 from swemine.filters.secrets import SecretScanner, scrub_row
 from swemine.manifests import manifest as mf
 from swemine.manifests.lock import output_lock
 from swemine.manifests.shards import TMP_DIR, bucket_of, finalize_shards, row_key, row_order, write_keyed_bucket
 from swemine.pipelines.engine import dataflow
-from swemine.pipelines.engine.failures import RunFailed, environment_failure
 from swemine.pipelines.engine.sinks import WriteParts, merge_parts, parts_folder
 from swemine.pipelines.engine.stage import pack, unpack
 from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
@@ -44,10 +44,6 @@ log = logging.getLogger("swemine")
 
 DEFAULT_SHARD_BYTES = 256 * 1024 * 1024
 LOCAL_RUNNERS = ("FnApiRunner", "DirectRunner", "BundleBasedDirectRunner", "SwitchingDirectRunner")
-
-
-class UsageError(ValueError):
-    """A user mistake in the run's options (reported as one line, exit status 2)."""
 
 
 def beam_args_problem(beam_args: list[str]) -> str:
@@ -94,20 +90,20 @@ def check_output(output: str, inputs: list[str]) -> None:
         return
     out = os.path.realpath(output)
     if os.path.exists(out) and not os.path.isdir(out):
-        raise UsageError(f"--output {output} exists and is not a directory")
+        raise CommandError(f"--output {output} exists and is not a directory")
     for spec in inputs:
         if "://" in spec or any(ch in spec for ch in "*?["):
             continue
         src = os.path.realpath(spec)
         if os.path.isdir(src) and (out == src or out.startswith(src.rstrip(os.sep) + os.sep)):
-            raise UsageError(f"--output {output} is inside the input folder {spec}; its shards would be read back "
+            raise CommandError(f"--output {output} is inside the input folder {spec}; its shards would be read back "
                              "as input: choose an output outside it")
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"--output {output}: cannot create the folder ({exc.strerror or exc})") from None
+        raise CommandError(f"--output {output}: cannot create the folder ({exc.strerror or exc})") from None
     if not os.access(out, os.W_OK | os.X_OK):
-        raise UsageError(f"--output {output}: the folder is not writable")
+        raise CommandError(f"--output {output}: the folder is not writable")
 
 
 @dataclass
