@@ -1,7 +1,6 @@
-"""The local shard writer: each bundle's records go to uncompressed Arrow parts, one per bucket, and the merge
-writes every bucket's Parquet file once, sorted as the shuffling writer sorts it (same rows, same order, same
-bytes). A local run uses it whatever its worker count (:func:`swemine.pipelines.engine.runner.uses_parts`); a remote
-runner shuffles the records to their bucket instead (:class:`swemine.pipelines.engine.runner.WriteShards`)."""
+"""The local shard writer: each bundle's records go to uncompressed Arrow parts, one per bucket; the merge writes
+every bucket's Parquet file once, sorted as the shuffling writer (:class:`swemine.pipelines.engine.runner.WriteShards`)
+sorts it, so the bytes are the same."""
 from __future__ import annotations
 
 import glob
@@ -29,10 +28,8 @@ def parts_folder(output: str) -> str:
 
 
 class WriteParts(beam.DoFn):
-    """``WriteShards`` on a local runner, without its shuffle: each bundle's records go into uncompressed Arrow
-    IPC files, one per bucket (``<prefix>.bucket-NNNNN.<tag>.arrow`` in :func:`parts_folder`);
-    :func:`merge_parts` sorts every bucket and writes its Parquet shard once. ``prepare`` makes an incoming
-    record the stored one (the config hash stamp). At most :data:`ROW_GROUP_ROWS` records are held at a time."""
+    """``WriteShards`` on a local runner, without its shuffle: a bundle's records, ``prepare``d (the config hash
+    stamp), go into one Arrow IPC file per bucket in :func:`parts_folder`, at most :data:`ROW_GROUP_ROWS` held."""
 
     def __init__(self, output: str, prefix: str, schema: pa.Schema, num_buckets: int,
                  prepare: Callable[[Mapping], Mapping]):
@@ -71,9 +68,8 @@ class WriteParts(beam.DoFn):
 
 
 def merge_parts(output: str, schemas: dict[str, pa.Schema], threads: int = 1) -> None:
-    """The parts of bucket ``b`` (:class:`WriteParts`) → one bucket ``b`` under ``<output>/_tmp``, rows in the
-    order of :func:`swemine.manifests.shards.write_bucket`; the parts are removed after. Buckets are merged
-    ``threads`` at a time (Arrow sorts and Parquet compresses outside the GIL)."""
+    """Each bucket's parts → its Parquet file under ``<output>/_tmp``, rows in the order of
+    :func:`swemine.manifests.shards.write_bucket`, ``threads`` buckets at a time; the parts are removed after."""
     by_bucket: dict[str, list[str]] = {}
     for path in glob.glob(os.path.join(parts_folder(output), "*.bucket-*.arrow")):
         by_bucket.setdefault(_PART_RE.match(os.path.basename(path)).group("bucket"), []).append(path)
@@ -91,8 +87,7 @@ _PART_RE = re.compile(r"^(?P<bucket>.+\.bucket-\d{5})\.[0-9a-f]+\.arrow$")
 
 
 def _merge_bucket(paths: list[str], schema: pa.Schema, url: str) -> None:
-    """One bucket's parts, sorted, as one Parquet file: row group ``g + 1`` is gathered in a thread while
-    the writer compresses row group ``g``."""
+    """One bucket's parts, sorted, as one Parquet file (row group ``g + 1`` gathered while ``g`` is written)."""
     table = pa.concat_tables([pa.ipc.open_file(pa.memory_map(p)).read_all() for p in paths])
     keys = pa.table({f: table.column(f).fill_null("") for f in row_order(schema)})
     order = pc.sort_indices(keys, sort_keys=[(f, "ascending") for f in keys.column_names])

@@ -1,13 +1,7 @@
-"""The thin Beam adapter around plain-Python stage functions (docs/architecture.md, rule 1).
-
-A stage function takes one record and yields any number of results: ordinary records, ``Reject``s and
-``Filtered`` records (see :mod:`swemine.corpora.records`). :class:`StageDoFn` routes them to the main, ``rejects`` and
-``filtered`` outputs and counts ``<stage>.in``, ``<stage>.out``, ``<stage>.rejected.<reason>`` and
-``<stage>.filtered.<reason>`` as Beam metrics, which the manifest folds into per-stage counts.
-
-An exception escaping a stage function becomes a reject with reason ``exception:<Type>`` — one bad record
-never takes the run down.
-"""
+"""The thin Beam adapter around plain-Python stage functions (docs/architecture.md, rule 1): a stage function
+yields records, ``Reject``s and ``Filtered`` records (:mod:`swemine.corpora.records`) for one record; they go to
+the main, ``rejects`` and ``filtered`` outputs, counted as Beam metrics (``<stage>.in``, ``.out``,
+``.rejected.<reason>``, ``.filtered.<reason>``). An exception of one record is a reject ``exception:<Type>``."""
 from __future__ import annotations
 
 import logging
@@ -32,26 +26,25 @@ log = logging.getLogger("swemine")
 
 
 def pack(record: Any) -> bytes:
-    """``record`` as one opaque ``bytes`` element for a shuffle: pickle costs a fraction of Beam's element coder
-    on nested dicts (a trajectory's steps) and restores the record exactly (:func:`unpack`)."""
+    """``record`` as one opaque ``bytes`` element for a shuffle (pickle costs a fraction of Beam's element coder on
+    nested dicts)."""
     return pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def unpack(blob: bytes) -> Any:
-    """The record :func:`pack` packed (only ever bytes this pipeline packed itself)."""
+    """The record :func:`pack` packed."""
     return pickle.loads(blob)  # noqa: S301 - our own records, never input data
 
 
 def gather(pcoll, name: str, key: Callable[[Any], Any]):
-    """``(key, packed records)`` groups of ``pcoll`` (``Map`` + ``GroupByKey``, labelled ``name``). A group's
-    records stay packed until :func:`unpack_group`: Beam estimates the size of a sample of elements by encoding
-    them, and one group element is a whole repository's records."""
+    """``(key, packed records)`` groups of ``pcoll``, labelled ``name``. The records stay packed until
+    :func:`unpack_group`: Beam sizes a sample of elements by encoding them, and a group is a whole repository."""
     return pcoll | f"{name}Key" >> beam.Map(lambda r: (key(r), pack(r))) | name >> beam.GroupByKey()
 
 
 def unpack_group(blobs: Iterable[bytes]) -> list:
-    """The records of one :func:`gather` group, loaded with the cyclic collector paused (records such as a
-    repository's FIM structures are many small objects: loading them with it running takes 4x as long)."""
+    """The records of one :func:`gather` group, loaded with the cyclic collector paused (4x as fast on a
+    repository's many small FIM structures)."""
     with paused_gc():
         return [unpack(b) for b in blobs]
 
@@ -71,9 +64,8 @@ class Counters:
 
 
 def route(counters: Counters, results: Iterable[Any]):
-    """Send each result to its output — ``Reject`` → ``rejects``, ``Filtered`` → ``filtered``, else main —
-    counting ``rejected.<reason>`` / ``filtered.<reason>`` / ``out``; an ``Info`` only adds to ``info.<name>``.
-    Shared by every swemine DoFn."""
+    """Send each result to its output (``Reject`` → ``rejects``, ``Filtered`` → ``filtered``, else main), counted;
+    an ``Info`` only adds to ``info.<name>``."""
     for result in results:
         if isinstance(result, Info):
             for name, n in result.items():
@@ -90,14 +82,9 @@ def route(counters: Counters, results: Iterable[Any]):
 
 
 class StageDoFn(beam.DoFn):
-    """Run a stage function built by ``factory`` in ``setup()`` (so it may hold unpicklable resources).
-
-    ``fanout=True`` marks stages that legitimately emit several results per input (readers, miners that emit
-    one record per function...): their balance is ``in <= out + rejected + filtered + info.empty``, where
-    ``info.empty`` counts the inputs that yielded nothing at all (see
-    :func:`swemine.manifests.manifest.balance_problems`). ``in_weight`` lets a stage count something other than
-    one per element (e.g. the records of a group, so that a group → one result per record stage balances).
-    """
+    """Run the stage function ``factory`` builds in ``setup()`` (it may hold unpicklable resources). A ``fanout``
+    stage may emit several results per input (it balances with ``info.empty``, the inputs that yielded nothing:
+    :func:`swemine.manifests.manifest.balance_problems`); ``in_weight`` counts an element as that many inputs."""
 
     def __init__(self, stage: str, factory: Callable[[], StageFn], *, fanout: bool = False,
                  progress_every: int = 0, in_weight: Callable[[Any], int] | None = None):
