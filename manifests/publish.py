@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from huggingface_hub.utils.sha import git_hash
 from swemine.corpora.records import sha256_file
 from swemine.manifests import card as cardlib
 from swemine.manifests.manifest import MANIFEST_NAME, balance_problems, portable
+from swemine.manifests.privacy import PrivacyReport, PrivacyScanner, strings
 from swemine.manifests.runs import Run, RunError, load_runs
 
 log = logging.getLogger("swemine.publish")
@@ -113,6 +115,15 @@ def verify_run(run: Run, allow_unscrubbed: bool = False) -> None:
     if mode not in ("scrub", "drop") and not allow_unscrubbed:
         raise RunError(f"{run.dir}: the run was not scrubbed of secrets (--scrub-secrets {mode}); re-run it with "
                        "--scrub-secrets scrub, or pass --allow-unscrubbed")
+
+
+def privacy_scan(run_dir: str, plan: Plan) -> PrivacyReport:
+    """Scan the planned shards; this machine's paths are the run folder and every absolute path in the configs."""
+    roots = [os.path.abspath(run_dir)]
+    for run in load_runs(run_dir):
+        roots.extend(text for _, text in strings(run.manifest.get("config", {}), "config") if text.startswith("/"))
+    files = [(f.path_in_repo.split("/")[0], f.local) for f in plan.shards if f.local]
+    return PrivacyScanner(local_roots=roots).scan_files(files)
 
 
 def build_plan(source: str, repo_id: str, *, revision: str = "main", tag: str | None = None, private: bool = False,

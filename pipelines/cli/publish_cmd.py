@@ -2,13 +2,11 @@
 from __future__ import annotations
 
 import argparse
-import os
 
 from swemine.failures import CommandError, described
 from swemine.manifests import card as cardlib
-from swemine.manifests.privacy import PrivacyReport, PrivacyScanner, strings
-from swemine.manifests.publish import DEFAULT_FILES_PER_COMMIT, build_plan, is_transient, publish
-from swemine.manifests.runs import RunError, load_runs
+from swemine.manifests.publish import DEFAULT_FILES_PER_COMMIT, build_plan, is_transient, privacy_scan, publish
+from swemine.manifests.runs import RunError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -32,15 +30,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="keep this machine's absolute input/output paths in the published manifest(s)")
     parser.add_argument("--allow-findings", action="store_true",
                         help="publish even when the privacy scan finds secrets, home-directory or local paths")
-
-
-def privacy_scan(run_dir: str, plan) -> PrivacyReport:
-    """Scan the planned shards; this machine's paths are the run folder and every absolute path in the configs."""
-    roots = [os.path.abspath(run_dir)]
-    for run in load_runs(run_dir):
-        roots.extend(text for _, text in strings(run.manifest.get("config", {}), "config") if text.startswith("/"))
-    files = [(f.path_in_repo.split("/")[0], f.local) for f in plan.shards if f.local]
-    return PrivacyScanner(local_roots=roots).scan_files(files)
 
 
 def main(args) -> int:

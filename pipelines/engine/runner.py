@@ -25,9 +25,18 @@ from swemine.failures import CommandError, RunFailed, environment_failure
 from swemine.filters.secrets import SecretScanner, scrub_row
 from swemine.manifests import manifest as mf
 from swemine.manifests.lock import output_lock
-from swemine.manifests.shards import TMP_DIR, bucket_of, finalize_shards, row_key, row_order, write_keyed_bucket
+from swemine.manifests.shards import (
+    TMP_DIR,
+    bucket_of,
+    finalize_shards,
+    merge_parts,
+    parts_folder,
+    row_key,
+    row_order,
+    write_keyed_bucket,
+)
 from swemine.pipelines.engine import dataflow
-from swemine.pipelines.engine.sinks import WriteParts, merge_parts, parts_folder
+from swemine.pipelines.engine.sinks import WriteParts
 from swemine.pipelines.engine.stage import pack, unpack
 from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
 from swemine.pipelines.outputs import REJECTS as REJECTS_PREFIX

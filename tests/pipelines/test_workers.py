@@ -5,6 +5,7 @@ import pathlib
 
 import pytest
 
+from swemine.manifests import shards
 from swemine.pipelines.configs import ErrorsJob, FilterConfig, FimJob, LocalizationJob, TasksJob, TrajectoriesJob
 from swemine.pipelines.engine import runner, sinks
 from swemine.pipelines.jobs import errors, fim, localization, tasks_mining, trajectories
@@ -147,9 +148,9 @@ def test_parts_from_many_bundles_merge_to_the_shuffling_writer_bytes(tmp_path):
             for r in bundle:
                 writer.process(r)
             writer.finish_bundle()
-    parts = pathlib.Path(sinks.parts_folder(str(out)))
+    parts = pathlib.Path(shards.parts_folder(str(out)))
     assert len(list(parts.glob("*.arrow"))) == 8 and not list(parts.glob("*.tmp"))
-    sinks.merge_parts(str(out), {"data/x": schema}, threads=2)
+    shards.merge_parts(str(out), {"data/x": schema}, threads=2)
     assert not parts.exists()
     for b in (0, 1):
         mine = [stamp(r) for r in rows if bucket_of(r["record_id"], 2) == b]
