@@ -251,14 +251,13 @@ def _repo_folders(directory: str) -> list[str]:
 class TrajectoryInputs:
     """Trajectory dumps and task files (the shared front of the trajectory jobs)."""
     inputs: tuple[str, ...] = option((), "file, directory, glob or URL (repeatable)", flag="--input")
-    tasks: tuple[str, ...] = option((), "task file or Hub dataset name (repeatable)", flag="--tasks")
+    tasks: tuple[str, ...] = option((), "task file or Hub dataset name (repeatable)")
     max_file_bytes: int = option(1 << 30, "files larger than this (after decompression) are rejected as too_large",
                                  type=bounded(int, 1))
     follow_symlinks: bool = option(False, "read symlinks that leave an --input folder (default: reject them as "
                                           "outside_input)", json="set")
     labels: tuple[str, ...] = option((), "JSONL of run labels kept elsewhere: {instance_id, resolved[, trajectory_id]} "
-                                         "per line, above the labels found in the runs (repeatable)", flag="--labels",
-                                     json="set")
+                                         "per line, above the labels found in the runs (repeatable)", json="set")
     allow_empty: bool = option(False, "succeed even when --input matches no file", json=False)
     shards: int | None = option(None, "Parquet shards per output (default: one per 256 MB of input)",
                                 type=bounded(int, 1), json=False)

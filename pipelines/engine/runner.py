@@ -258,9 +258,9 @@ def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = Non
         pcoll | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], n_buckets, cfg_hash, parts)
     filters = getattr(spec.config, "filters", None)
     scrub = filters is not None and filters.scrubs
-    for prefix, parts in ((REJECTS_PREFIX, built.rejects), (FILTERED_PREFIX, built.filtered)):
-        if parts:
-            merged = tuple(parts) | f"Flatten[{prefix}]" >> beam.Flatten()
+    for prefix, pcolls in ((REJECTS_PREFIX, built.rejects), (FILTERED_PREFIX, built.filtered)):
+        if pcolls:
+            merged = tuple(pcolls) | f"Flatten[{prefix}]" >> beam.Flatten()
             if scrub and (prefix == REJECTS_PREFIX or spec.scrub_filtered):
                 merged = merged | f"Scrub[{prefix}]" >> beam.ParDo(ScrubRows())
             merged | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], 1, cfg_hash, parts)
