@@ -481,23 +481,19 @@ class TasksJob:
                           min_statement_chars=self.min_statement_chars, max_statement_chars=self.max_statement_chars,
                           verify_apply=self.verify_apply)
 
-    def repo_specs(self) -> list[dict]:
-        """``[{spec, name}]`` for every git repository in ``repos`` plus every ``repo``, sorted, unique."""
+    def resolve(self) -> ResolvedTasks:
+        """Every repository under ``repos`` and every ``repo``, sorted, with the commit ``rev`` names in each local
+        one (new history is a new config)."""
+        from swemine.corpora.git import resolve_commit
         from swemine.corpora.repos import is_url, name_from_path
 
         specs = {path: name_from_path(path) for path in _repo_folders(self.repos)}
         for spec in self.repo:
             specs[spec if is_url(spec) else os.path.abspath(spec)] = ""
-        return [{"spec": k, "name": v} for k, v in sorted(specs.items())]
-
-    def resolve(self) -> ResolvedTasks:
-        """The repositories with the commit ``rev`` names in each local one (new history is a new config)."""
-        from swemine.corpora.git import resolve_commit
-
-        specs = self.repo_specs()
         if not specs:
             raise SettingsError("swemine run tasks needs --repos DIR or at least one --repo")
-        return ResolvedTasks(repos=tuple(TaskRepo(**s, head=resolve_commit(s["spec"], self.rev)) for s in specs),
+        return ResolvedTasks(repos=tuple(TaskRepo(spec, name, resolve_commit(spec, self.rev))
+                                         for spec, name in sorted(specs.items())),
                              issues=tuple(os.path.abspath(p) for p in self.issues), rev=self.rev, mine=self.mine_config(),
                              localization=self.localization, filters=self.filters.resolve())
 

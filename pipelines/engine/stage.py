@@ -7,14 +7,13 @@ from __future__ import annotations
 import logging
 import pickle
 import time
-import traceback
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from swemine.corpora.records import Filtered, Info, Reject, make_reject, short_repr
+from swemine.corpora.records import Filtered, Info, Reject, exception_reject
 from swemine.manifests.manifest import COUNTER_NAMESPACE
 from swemine.runtime import paused_gc
 
@@ -117,14 +116,9 @@ class StageDoFn(beam.DoFn):
             if self.fanout and not produced:
                 c.inc("info.empty")
         except Exception as exc:  # noqa: BLE001 - any failure of one record becomes a counted reject
-            reason = f"exception:{type(exc).__name__}"
-            c.inc(f"rejected.{reason}")
-            rec = element if isinstance(element, dict) else {}
-            yield beam.pvalue.TaggedOutput(REJECTS, dict(make_reject(
-                self.stage, reason, f"{exc}\n{traceback.format_exc(limit=3)}",
-                uri=str(rec.get("source_uri", "") or getattr(element, "uri", "")), locator=str(rec.get("source_locator", "")),
-                sha256=str(rec.get("source_sha256", "")), subject_id=str(rec.get("record_id", "")),
-                excerpt=short_repr(element))))
+            reject = exception_reject(self.stage, exc, element)
+            c.inc(f"rejected.{reject['reason']}")
+            yield beam.pvalue.TaggedOutput(REJECTS, dict(reject))
 
 
 def apply_stage(pcoll, stage: str, factory: Callable[[], StageFn], *, fanout: bool = False,
