@@ -28,6 +28,7 @@ from huggingface_hub.errors import EntryNotFoundError, RevisionNotFoundError
 from huggingface_hub.utils.sha import git_hash
 
 from swemine.corpora.records import sha256_file
+from swemine.failures import causes
 from swemine.manifests import card as cardlib
 from swemine.manifests.manifest import MANIFEST_NAME, balance_problems, portable
 from swemine.manifests.privacy import PrivacyReport, PrivacyScanner, strings
@@ -165,21 +166,13 @@ def build_plan(source: str, repo_id: str, *, revision: str = "main", tag: str | 
 # ---------------------------------------------------------------- retries
 
 
-def _causes(err: BaseException):
-    seen = set()
-    while err is not None and id(err) not in seen:
-        seen.add(id(err))
-        yield err
-        err = err.__cause__ or err.__context__
-
-
 def _status(err: BaseException) -> int | None:
     return getattr(getattr(err, "response", None), "status_code", None)
 
 
 def is_transient(err: BaseException) -> bool:
     """Rate limits, server errors and network failures (anywhere in the exception chain)."""
-    for e in _causes(err):
+    for e in causes(err):
         status = _status(e)
         if status is not None:
             return status in RETRY_STATUSES
@@ -191,7 +184,7 @@ def is_transient(err: BaseException) -> bool:
 
 
 def _retry_after(err: BaseException) -> float | None:
-    for e in _causes(err):
+    for e in causes(err):
         value = getattr(getattr(e, "response", None), "headers", {}).get("retry-after")
         if value is not None:
             try:

@@ -26,7 +26,7 @@ class RunFailed(CommandError):
         super().__init__(message, 1)
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
+def causes(exc: BaseException) -> Iterator[BaseException]:
     """``exc`` and the exceptions it was raised from or while handling (Beam re-raises a step's error as a new
     exception whose context is the original)."""
     seen: set[int] = set()
@@ -51,7 +51,7 @@ def described(exc: BaseException) -> str:
 def environment_failure(exc: BaseException, parts: str) -> str | None:
     """One line for a failure the machine caused anywhere in ``exc``'s chain, else ``None``; ``parts`` is where
     the run keeps its uncompressed parts (named when a disk is full)."""
-    chain = list(_chain(exc))
+    chain = list(causes(exc))
     step = next((m.group(1) for e in chain for m in [_STEP.search(str(e))] if m), "")
     where = f" while running '{step}'" if step else ""
     for e in chain:
