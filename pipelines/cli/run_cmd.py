@@ -42,7 +42,6 @@ def check_inputs(name: str, job) -> None:
     job reads nothing else, inputs that cannot be listed, a pattern matching no file (unless ``--allow-empty``)."""
     from swemine.corpora.inputs import expand_inputs
     from swemine.corpora.tasks import hub_problem, is_local_or_url
-    from swemine.manifests.publish import is_transient
 
     for spec in getattr(job, "tasks", ()):
         problem = "" if is_local_or_url(spec) else hub_problem(spec)
@@ -58,6 +57,7 @@ def check_inputs(name: str, job) -> None:
     except ImportError as exc:          # a filesystem without its fsspec package (s3:// without s3fs)
         raise CommandError(f"--input {' '.join(inputs)}: {exc}") from None
     except Exception as exc:            # a store that does not answer; anything else is a bug
+        from swemine.manifests.publish import is_transient
         if not (isinstance(exc, OSError) or is_transient(exc)):
             raise
         raise CommandError(f"--input {' '.join(inputs)}: cannot be listed ({described(exc)})") from None
