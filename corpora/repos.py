@@ -23,7 +23,7 @@ import sys
 import sysconfig
 from collections.abc import Iterator
 
-from swemine.corpora.git import RepoError, clone_or_fetch, git, is_repository_root, succeeds
+from swemine.corpora.git import RepoError, clone_or_fetch, git, is_repository_root, resolve_commit, succeeds
 from swemine.corpora.inputs import UNDECODABLE, UNDECODABLE_MESSAGE, undecodable
 from swemine.corpora.licenses import LICENSE_FILES, license_from_text
 from swemine.corpora.records import SOURCE_FILE_SCHEMA, conform, content_id, make_reject, provenance, sha256_bytes
@@ -274,6 +274,22 @@ def open_repo(spec: str, cache_dir: str | None = None, name: str = "") -> RepoSo
     if is_repository_root(spec):
         return GitRepo(spec, name=name)
     return DirRepo(spec, name=name)
+
+
+def pinned_spec(spec: str) -> str:
+    """``path@<rev>`` of a local git repository (``rev`` a branch, tag or ``HEAD``) → ``path@<sha>``; any other spec
+    as given. ``ValueError`` for a path that is not there or a revision the repository lacks."""
+    head, sep, rev = spec.rpartition("@")
+    if spec == "stdlib" or spec.startswith("pkg:") or is_url(spec):
+        return spec
+    if not os.path.exists(spec) and not (sep and head and os.path.exists(head)):
+        raise ValueError(f"{spec}: no such repository path")
+    if not sep or not head or not os.path.isdir(head):
+        return spec
+    sha = resolve_commit(head, rev)
+    if not sha:
+        raise ValueError(f"{spec}: {head} has no commit {rev!r}")
+    return f"{head}@{sha}"
 
 
 def name_from_url(url: str) -> str:
