@@ -4,7 +4,7 @@ Stages: ``fim_read`` (repo spec → SourceFiles) → ``fim_parse`` (tree-sitter 
 is kept) → group the structures by repository → ``fim_select`` (graph, Ĥ/Î scoring, singles, pairs, triples,
 repo-level context files; structures only) → ``fim_mix`` (single/pair/triple ratios over all targets, before any
 text exists) → ``fim_emit`` (mask, validate, format) on each source file where it is: the kept selections reach
-the files as a side input (``{file key: packed selection}``), so no file's text crosses a shuffle. ``--format
+the files as a side input (``{file key: packed selection}``), so no file's text is grouped or joined. ``--format
 repo`` adds a second side input: the text of the files the kept selections show as context, and of no other.
 A file read more than once (a repository listed twice) is emitted from one of its copies: the file keys are
 counted, and only the repeated ones' copies meet in a combiner. With no ``--repos`` it mines the running
