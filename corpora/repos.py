@@ -292,6 +292,26 @@ def pinned_spec(spec: str) -> str:
     return f"{head}@{sha}"
 
 
+def split_spec(spec: str) -> tuple[str, str | None]:
+    """``path@<sha>`` → (path, sha); anything else → (spec, None)."""
+    head, sep, tail = spec.rpartition("@")
+    if sep and head and re.fullmatch(r"[0-9a-fA-F]{7,40}", tail):
+        return head, tail
+    return spec, None
+
+
+def spec_source_files(spec: str, max_bytes: int, stage: str) -> Iterator[dict]:
+    """SourceFiles of one repo spec at its ``@<sha>`` (or head), with the walk's rejects; a ``repo_unavailable``
+    reject of ``stage`` for a repo that cannot be opened."""
+    path, commit = split_spec(spec)
+    try:
+        repo = open_repo(path)
+    except (RepoError, OSError) as exc:
+        yield make_reject(stage, "repo_unavailable", str(exc), uri=spec)
+        return
+    yield from repo.iter_source_files(commit=commit or repo.head(), max_bytes=max_bytes)
+
+
 def name_from_url(url: str) -> str:
     """``https://github.com/Owner/Name.git`` → ``owner/name``."""
     parts = re.split(r"[/:]", url.rstrip("/"))
