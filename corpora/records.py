@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import reprlib
+import traceback
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -279,6 +280,17 @@ def make_reject(stage: str, reason: str, message: str, *, uri: str = "", locator
         "stage": stage, "reason": reason, "message": message, "subject_id": subject_id,
         "excerpt": excerpt, **provenance(uri, locator, sha256, config_hash),
     })
+
+
+def exception_reject(stage: str, exc: Exception, element: Any) -> Reject:
+    """The reject of an ``element`` a stage raised ``exc`` on: reason ``exception:<Type>``, the message with the
+    first frames of the trace, and the element's provenance when it is a record."""
+    rec = element if isinstance(element, dict) else {}
+    trace = "".join(traceback.format_exception(exc, limit=3))
+    return make_reject(stage, f"exception:{type(exc).__name__}", f"{exc}\n{trace}",
+                       uri=str(rec.get("source_uri", "") or getattr(element, "uri", "")),
+                       locator=str(rec.get("source_locator", "")), sha256=str(rec.get("source_sha256", "")),
+                       subject_id=str(rec.get("record_id", "")), excerpt=short_repr(element))
 
 
 def make_filtered(stage: str, reason: str, record: Mapping[str, Any], record_type: str,

@@ -23,7 +23,7 @@ import sys
 import sysconfig
 from collections.abc import Iterator
 
-from swemine.corpora.git import RepoError, clone_or_fetch, git, is_repository_root, succeeds
+from swemine.corpora.git import RepoError, clone_or_fetch, git, is_repository_root, resolve_commit, succeeds
 from swemine.corpora.inputs import UNDECODABLE, UNDECODABLE_MESSAGE, undecodable
 from swemine.corpora.licenses import LICENSE_FILES, license_from_text
 from swemine.corpora.records import SOURCE_FILE_SCHEMA, conform, content_id, make_reject, provenance, sha256_bytes
@@ -274,6 +274,42 @@ def open_repo(spec: str, cache_dir: str | None = None, name: str = "") -> RepoSo
     if is_repository_root(spec):
         return GitRepo(spec, name=name)
     return DirRepo(spec, name=name)
+
+
+def pinned_spec(spec: str) -> str:
+    """``path@<rev>`` of a local git repository (``rev`` a branch, tag or ``HEAD``) → ``path@<sha>``; any other spec
+    as given. ``ValueError`` for a path that is not there or a revision the repository lacks."""
+    head, sep, rev = spec.rpartition("@")
+    if spec == "stdlib" or spec.startswith("pkg:") or is_url(spec):
+        return spec
+    if not os.path.exists(spec) and not (sep and head and os.path.exists(head)):
+        raise ValueError(f"{spec}: no such repository path")
+    if not sep or not head or not os.path.isdir(head):
+        return spec
+    sha = resolve_commit(head, rev)
+    if not sha:
+        raise ValueError(f"{spec}: {head} has no commit {rev!r}")
+    return f"{head}@{sha}"
+
+
+def split_spec(spec: str) -> tuple[str, str | None]:
+    """``path@<sha>`` → (path, sha); anything else → (spec, None)."""
+    head, sep, tail = spec.rpartition("@")
+    if sep and head and re.fullmatch(r"[0-9a-fA-F]{7,40}", tail):
+        return head, tail
+    return spec, None
+
+
+def spec_source_files(spec: str, max_bytes: int, stage: str) -> Iterator[dict]:
+    """SourceFiles of one repo spec at its ``@<sha>`` (or head), with the walk's rejects; a ``repo_unavailable``
+    reject of ``stage`` for a repo that cannot be opened."""
+    path, commit = split_spec(spec)
+    try:
+        repo = open_repo(path)
+    except (RepoError, OSError) as exc:
+        yield make_reject(stage, "repo_unavailable", str(exc), uri=spec)
+        return
+    yield from repo.iter_source_files(commit=commit or repo.head(), max_bytes=max_bytes)
 
 
 def name_from_url(url: str) -> str:

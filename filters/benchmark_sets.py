@@ -18,6 +18,7 @@ rejects with reason ``unknown_benchmark_schema``. The eval repo set is derived f
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -85,6 +86,15 @@ def parse_spec(spec: str) -> tuple[str, str]:
             base = base[:-len(ext)] if base.endswith(ext) else base
         return base, source
     return source.split(":")[0], source
+
+
+def benchmark_digest(spec: str) -> str:
+    """The first 16 hex digits of the sha256 of a spec's local file; ``""`` for anything else (a Hub id)."""
+    _, source = parse_spec(spec)
+    if not os.path.isfile(source):
+        return ""
+    with open(source, "rb") as fh:
+        return hashlib.sha256(fh.read()).hexdigest()[:16]
 
 
 def _pr_number(instance_id: str) -> int | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 
@@ -44,6 +45,17 @@ def read_alias_table(text: str) -> dict[str, str]:
     for row in csv.reader(io.StringIO(text.replace("=", ","))):
         if len(row) >= 2 and not row[0].startswith("#"):
             out[normalize_repo(row[0])] = normalize_repo(row[1])
+    return out
+
+
+def read_aliases(values: Iterable[str]) -> dict[str, str]:
+    """The aliases of ``--repo-alias`` values, each an alias file or an alias table's text (``old=new``)."""
+    out: dict[str, str] = {}
+    for value in values:
+        if os.path.isfile(value):
+            with open(value, encoding="utf-8") as fh:
+                value = fh.read()
+        out.update(read_alias_table(value))
     return out
 
 

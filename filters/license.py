@@ -8,6 +8,9 @@ allow-list is ``license_not_allowed``; no or unrecognisable license is its own r
 """
 from __future__ import annotations
 
+import csv
+import io
+import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -66,6 +69,16 @@ class LicenseConfig:
 
     def allowed(self) -> set[str]:
         return {normalize_spdx(a) for a in self.allow}
+
+
+def read_license_map(path: str) -> dict[str, str]:
+    """``{repo: license}`` from a JSON object or ``repo,license`` CSV lines (``--license-map``)."""
+    with open(path, encoding="utf-8") as fh:
+        text = fh.read()
+    if text.lstrip().startswith("{"):
+        return {normalize_repo(k): v for k, v in json.loads(text).items()}
+    rows = csv.reader(io.StringIO(text))
+    return {normalize_repo(r[0]): r[1].strip() for r in rows if len(r) >= 2 and not r[0].startswith("#")}
 
 
 def check_license(license_expr: str | None, cfg: LicenseConfig) -> tuple[str, str] | None:

@@ -37,6 +37,20 @@ def add_launch_arguments(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--script", default=None, help="where to write the sbatch script (default: <output>/midtrain.sbatch)")
 
 
+def sft_data(values: list[str]) -> list[str]:
+    """``--data`` of ``launch sft``: a run folder means its ``sft/`` shards; every source is the part ``sft``
+    unless it names its part (``NAME=SOURCE``)."""
+    out = []
+    for v in values:
+        name, sep, source = v.partition("=")
+        if not sep or os.path.exists(v):
+            name, source = "sft", v
+        if os.path.isdir(os.path.join(source, "sft")):
+            source = os.path.join(source, "sft")
+        out.append(f"{name}={source}")
+    return out
+
+
 def worker_arguments(args: argparse.Namespace) -> list[str]:
     """The training options of ``args`` as worker argv: required ones always, the others when not default."""
     reference = argparse.ArgumentParser(add_help=False)

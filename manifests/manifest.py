@@ -17,9 +17,12 @@ from importlib import metadata
 from typing import Any
 
 import fsspec
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from swemine.corpora.git import resolve_commit
 from swemine.corpora.records import forget_read_digests, input_sha256, read_digest
+from swemine.failures import first_line
 
 log = logging.getLogger("swemine")
 
@@ -210,6 +213,18 @@ def shard_present(fs, root: str, shard: Mapping[str, Any]) -> bool:
     """True when the manifest's ``shard`` is under the run folder ``root`` with the size the manifest lists."""
     path = f"{root.rstrip('/')}/{shard['path']}"
     return fs.exists(path) and fs.size(path) == shard["bytes"]
+
+
+def damaged_shard(fs, root: str, outputs: list[dict]) -> str:
+    """What is wrong with the first listed shard that is missing, of another size, or not Parquet; ``""``."""
+    for o in outputs:
+        if not shard_present(fs, root, o):
+            return f"shard {o['path']} is missing or its size differs from the manifest"
+        try:
+            pq.read_metadata(fs.open(f"{root}/{o['path']}", "rb"))
+        except (OSError, pa.ArrowInvalid) as exc:
+            return f"shard {o['path']} is not readable Parquet ({first_line(exc)})"
+    return ""
 
 
 def is_complete(output: str, cfg_hash: str, config: Mapping[str, Any] | None = None) -> bool:

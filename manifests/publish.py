@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -27,8 +28,10 @@ from huggingface_hub.errors import EntryNotFoundError, RevisionNotFoundError
 from huggingface_hub.utils.sha import git_hash
 
 from swemine.corpora.records import sha256_file
+from swemine.failures import causes
 from swemine.manifests import card as cardlib
 from swemine.manifests.manifest import MANIFEST_NAME, balance_problems, portable
+from swemine.manifests.privacy import PrivacyReport, PrivacyScanner, strings
 from swemine.manifests.runs import Run, RunError, load_runs
 
 log = logging.getLogger("swemine.publish")
@@ -115,6 +118,15 @@ def verify_run(run: Run, allow_unscrubbed: bool = False) -> None:
                        "--scrub-secrets scrub, or pass --allow-unscrubbed")
 
 
+def privacy_scan(run_dir: str, plan: Plan) -> PrivacyReport:
+    """Scan the planned shards; this machine's paths are the run folder and every absolute path in the configs."""
+    roots = [os.path.abspath(run_dir)]
+    for run in load_runs(run_dir):
+        roots.extend(text for _, text in strings(run.manifest.get("config", {}), "config") if text.startswith("/"))
+    files = [(f.path_in_repo.split("/")[0], f.local) for f in plan.shards if f.local]
+    return PrivacyScanner(local_roots=roots).scan_files(files)
+
+
 def build_plan(source: str, repo_id: str, *, revision: str = "main", tag: str | None = None, private: bool = False,
                include_filtered: bool = False, license: str = cardlib.DEFAULT_LICENSE,
                registers: Iterable[str] = (), include_rejects: bool = False, allow_unscrubbed: bool = False,
@@ -154,21 +166,13 @@ def build_plan(source: str, repo_id: str, *, revision: str = "main", tag: str | 
 # ---------------------------------------------------------------- retries
 
 
-def _causes(err: BaseException):
-    seen = set()
-    while err is not None and id(err) not in seen:
-        seen.add(id(err))
-        yield err
-        err = err.__cause__ or err.__context__
-
-
 def _status(err: BaseException) -> int | None:
     return getattr(getattr(err, "response", None), "status_code", None)
 
 
 def is_transient(err: BaseException) -> bool:
     """Rate limits, server errors and network failures (anywhere in the exception chain)."""
-    for e in _causes(err):
+    for e in causes(err):
         status = _status(e)
         if status is not None:
             return status in RETRY_STATUSES
@@ -180,7 +184,7 @@ def is_transient(err: BaseException) -> bool:
 
 
 def _retry_after(err: BaseException) -> float | None:
-    for e in _causes(err):
+    for e in causes(err):
         value = getattr(getattr(e, "response", None), "headers", {}).get("retry-after")
         if value is not None:
             try:

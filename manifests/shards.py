@@ -13,21 +13,26 @@ bucket is complete; a crash leaves no half-written shard under a final name.
 """
 from __future__ import annotations
 
+import glob
 import hashlib
 import os
 import re
+import shutil
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import fsspec
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from fsspec.implementations.local import LocalFileSystem
 
 from swemine.corpora.records import conform, schema_fingerprint, sha256_file
 
 TMP_DIR = "_tmp"
+PARTS_DIR = "parts"                 # under TMP_DIR: a local run's Arrow parts, removed by merge_parts
 SORT_FIELDS = ("record_id", "source_uri", "source_locator")
 ROW_GROUP_ROWS = 1000
 _BUCKET_RE = re.compile(r"^(?P<prefix>.+)\.bucket-(?P<bucket>\d{5})\.parquet$")
@@ -139,6 +144,46 @@ def write_keyed_bucket(output: str, prefix: str, bucket: int, schema: pa.Schema,
     url = bucket_url(output, prefix, bucket)
     write_tables_atomic(schema, bucket_tables(schema, keyed, load), url)
     return url
+
+
+def parts_folder(output: str) -> str:
+    """Where a local run into the folder ``output`` keeps its uncompressed Arrow parts until :func:`merge_parts`."""
+    return os.path.join(output, TMP_DIR, PARTS_DIR)
+
+
+def part_path(output: str, prefix: str, bucket: int, tag: str) -> str:
+    """One part of bucket ``bucket`` of ``prefix`` (``tag`` tells the writers' parts apart)."""
+    return os.path.join(parts_folder(output), f"{prefix.replace('/', '__')}.bucket-{bucket:05d}.{tag}.arrow")
+
+
+def merge_parts(output: str, schemas: dict[str, pa.Schema], threads: int = 1) -> None:
+    """Each bucket's parts (:func:`part_path`) → its Parquet file under ``<output>/_tmp``, rows in the order of
+    :func:`write_bucket`, ``threads`` buckets at a time; the parts are removed after."""
+    by_bucket: dict[str, list[str]] = {}
+    for path in glob.glob(os.path.join(parts_folder(output), "*.bucket-*.arrow")):
+        by_bucket.setdefault(_PART_RE.match(os.path.basename(path)).group("bucket"), []).append(path)
+    prefixes = {prefix.replace("/", "__"): schema for prefix, schema in schemas.items()}
+    largest_first = sorted(by_bucket, key=lambda b: (-sum(os.path.getsize(p) for p in by_bucket[b]), b))
+    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
+        done = [pool.submit(_merge_bucket, sorted(by_bucket[b]), prefixes[b.split(".bucket-")[0]],
+                            f"{output.rstrip('/')}/{TMP_DIR}/{b}.parquet") for b in largest_first]
+        for future in done:
+            future.result()
+    shutil.rmtree(parts_folder(output), ignore_errors=True)
+
+
+_PART_RE = re.compile(r"^(?P<bucket>.+\.bucket-\d{5})\.[0-9a-f]+\.arrow$")
+
+
+def _merge_bucket(paths: list[str], schema: pa.Schema, url: str) -> None:
+    """One bucket's parts, sorted, as one Parquet file (row group ``g + 1`` gathered while ``g`` is written)."""
+    table = pa.concat_tables([pa.ipc.open_file(pa.memory_map(p)).read_all() for p in paths])
+    keys = pa.table({f: table.column(f).fill_null("") for f in row_order(schema)})
+    order = pc.sort_indices(keys, sort_keys=[(f, "ascending") for f in keys.column_names])
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        groups = [pool.submit(lambda s: table.take(order[s:s + ROW_GROUP_ROWS]).combine_chunks(), start)
+                  for start in range(0, table.num_rows, ROW_GROUP_ROWS)]
+        write_tables_atomic(schema, (g.result() for g in groups), url)
 
 
 @dataclass(frozen=True)

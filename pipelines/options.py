@@ -1,22 +1,5 @@
-"""Typed run configs (dolma style): frozen dataclasses whose fields ARE the command-line flags.
-
-Adding a flag to a job is adding one field to its dataclass (see :mod:`swemine.pipelines.configs`)::
-
-    max_file_bytes: int = option(1 << 30, "files larger than this are rejected as too_large")
-
-- the field name gives the flag (``--max-file-bytes``); ``flag="--format"`` overrides it, ``aliases`` adds more;
-- the annotation gives its type: ``bool`` → a switch (``negate=True``: a ``--no-...`` switch that sets False),
-  ``tuple[X, ...]`` → repeatable (``nargs="+"``: several values per flag), ``X | None`` → optional;
-- ``help`` is the help text; the default is appended to it; ``choices``, ``metavar`` and ``type`` (a parser
-  for the flag's text) pass through to argparse;
-- a field whose type is itself a config dataclass (``filters: FilterConfig``) adds that dataclass's fields as
-  an argument group (``prefix`` is put before their flag names, ``help`` is a format for fields without help);
-- ``cli=False`` keeps a field out of the flags (still settable from Python and ``--config``);
-- ``skip=(names...)`` on a nested config field leaves out the sub-fields that cannot apply to this job (a
-  job without dated records offers no ``--cutoff-date``); ``--config`` may not set them either.
-
-``--config run.yaml`` sets fields from a YAML mapping (field names; a mapping for a nested config); the flags
-given on the command line win. Nothing here touches files or git: a job's ``resolve()`` does that.
+"""Typed run configs (dolma style): frozen dataclasses whose fields are the command-line flags and the keys of a
+``--config run.yaml`` file (the flags given win over it). Nothing here touches files or git.
 """
 from __future__ import annotations
 
@@ -27,11 +10,16 @@ import typing
 from collections.abc import Mapping
 from typing import Any
 
+from swemine.failures import CommandError
+
 MISSING = dataclasses.MISSING
 
 
 def option(default: Any = MISSING, help: str = "", *, default_factory: Any = MISSING, **meta: Any) -> Any:
-    """A dataclass field carrying its flag's help and argparse settings (see the module docstring)."""
+    """A field that is a flag: ``--<name>`` (``flag`` names another); the annotation gives its type (``bool``: a
+    switch, one that sets False with ``negate``; ``tuple[X, ...]``: repeatable; a config dataclass: its fields as a
+    group, with ``prefix``, ``group``, the names it ``skip``s and ``help`` a format for theirs); ``help`` shows the
+    default; ``choices``, ``metavar`` and ``type`` (the flag's parser) go to argparse."""
     return dataclasses.field(default=default, default_factory=default_factory, metadata={"help": help, **meta})
 
 
@@ -61,14 +49,13 @@ def _help(text: str, default: Any) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser, cls: type, *, _dest: str = "", _prefix: str = "",
                   _help_format: str = "", _group: Any = None, _skip: tuple[str, ...] = ()) -> None:
-    """Add one flag per field of the config dataclass ``cls`` (recursively for nested configs).
-
-    Flags default to "not given", so :func:`from_namespace` can tell them apart from the dataclass defaults."""
+    """Add one flag per field of the config dataclass ``cls`` (recursively for nested configs); a flag defaults to
+    "not given", so :func:`from_namespace` tells it apart from the dataclass default."""
     hints = typing.get_type_hints(cls)
     target = _group or parser
     for f in dataclasses.fields(cls):
         meta = f.metadata
-        if not meta.get("cli", True) or f.name in _skip:
+        if f.name in _skip:
             continue
         base, repeat = _kind(hints[f.name])
         if dataclasses.is_dataclass(base):
@@ -85,19 +72,15 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type, *, _dest: str = ""
         else:
             kwargs["type"] = meta.get("type") or base
             if repeat:
-                kwargs["action"] = "extend" if meta.get("nargs") else "append"
+                kwargs["action"] = "append"
             kwargs["metavar"] = meta.get("metavar") or (None if meta.get("choices") else f.name.upper())
-            for key in ("choices", "nargs"):
-                if meta.get(key) is not None:
-                    kwargs[key] = meta[key]
-        flag = meta.get("flag") or f"--{_prefix}{f.name.replace('_', '-')}"
-        target.add_argument(flag, *meta.get("aliases", ()), **kwargs)
+            if meta.get("choices") is not None:
+                kwargs["choices"] = meta["choices"]
+        target.add_argument(meta.get("flag") or f"--{_prefix}{f.name.replace('_', '-')}", **kwargs)
 
 
 def _value(hint: Any, value: Any) -> Any:
-    base, repeat = _kind(hint)
-    if dataclasses.is_dataclass(base) and isinstance(value, Mapping):
-        return from_dict(base, value)
+    _, repeat = _kind(hint)
     if repeat and isinstance(value, (list, tuple)):
         return tuple(value)
     if repeat and isinstance(value, str):
@@ -105,8 +88,8 @@ def _value(hint: Any, value: Any) -> Any:
     return value
 
 
-class SettingsError(ValueError):
-    """A ``--config`` file or a setting in it that cannot be used (``swemine run`` prints it in one line, exit 2)."""
+class SettingsError(CommandError, ValueError):
+    """A ``--config`` file or a setting in it that cannot be used, or a job's setting that names nothing."""
 
 
 def from_dict(cls: type, data: Mapping[str, Any], base: Any = None, _skip: tuple[str, ...] = ()) -> Any:

@@ -1,13 +1,17 @@
-"""Process-level settings for local runs: the cores they may use, the cyclic garbage collector and the C heap."""
+"""Process-level settings for local runs: the cores they may use, the cyclic garbage collector, the C heap, and
+stopping on a signal."""
 from __future__ import annotations
 
 import ctypes
 import ctypes.util
 import functools
 import gc
+import logging
 import math
 import os
 import resource
+import signal
+import threading
 from contextlib import contextmanager, suppress
 
 # glibc mallopt parameters (malloc.h)
@@ -96,6 +100,36 @@ def stop_child_processes(timeout_s: float = 5.0) -> None:
     psutil.wait_procs(children, timeout=timeout_s)
 
 
+class Stopped(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM, raised in the main thread with the signal's name as its text (a Beam step that sees it
+    re-raises the same type with the step's name appended)."""
+
+
+@contextmanager
+def stop_on_signals():
+    """While the block lasts, SIGINT and SIGTERM raise :class:`Stopped`, so a run cleans up (Beam's worker processes
+    stopped, parts removed, the output lock released) instead of vanishing or printing a trace."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    hook = threading.excepthook
+
+    def stop(signum, _frame):
+        threading.excepthook = lambda _args: None     # Beam's threads that lose their worker: the run is over
+        logging.getLogger("apache_beam").setLevel(logging.CRITICAL + 1)   # and what they log about it is noise
+        stop_child_processes()          # Beam's --workers: its threads waiting on them then end
+        raise Stopped(signal.Signals(signum).name)
+    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)
+              if signal.getsignal(sig) is not signal.SIG_IGN}
+    try:
+        yield
+    finally:
+        threading.excepthook = hook
+        for sig, handler in before.items():
+            signal.signal(sig, handler)
+
+
 def usable_cores(cgroup_root: str = "/sys/fs/cgroup") -> int:
     """The cores this process may use: its CPU affinity (``taskset``, cpusets), capped by a cgroup CPU quota
     (``docker --cpus``, a Kubernetes CPU limit), rounded up; at least 1. ``os.cpu_count()`` counts the host's
@@ -143,3 +177,13 @@ def raise_open_file_limit() -> int:
         except (ValueError, OSError):
             return soft
     return soft
+
+
+@contextmanager
+def local_run():
+    """A run in this process: a heap that keeps what it frees, the open-file limit at its maximum and, while the
+    block lasts, a garbage collector that seldom runs."""
+    keep_freed_memory()
+    raise_open_file_limit()
+    with batch_gc():
+        yield

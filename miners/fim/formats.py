@@ -233,15 +233,16 @@ def render(segments: list[Segment]) -> str:
     return "".join(s.text for s in segments)
 
 
-def fit_context(context: list[tuple[str, str]], max_chars: int | None) -> list[tuple[str, str]]:
-    """The leading context files whose code fits in ``max_chars`` in total (all when ``None``)."""
+def fit_context(sizes: list[tuple[str, int]], max_chars: int | None) -> list[str]:
+    """The leading context files (``(path, characters)``, in order) whose code fits in ``max_chars`` in total
+    (all when ``None``)."""
     budget = max_chars if max_chars is not None else float("inf")
     kept = []
-    for p, c in context:
-        if len(c) > budget:
+    for p, n in sizes:
+        if n > budget:
             break
-        budget -= len(c)
-        kept.append((p, c))
+        budget -= n
+        kept.append(p)
     return kept
 
 

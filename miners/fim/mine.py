@@ -1,16 +1,17 @@
 """The FIM miner end to end, as plain functions the Beam pipeline wires up (and tests call directly).
 
-parse (per file) → :func:`select_repo` (per repository: graph, scores, singles, groups; only structures in
-memory) → :func:`mixture_fractions` over all targets + :func:`apply_mixture` (single/pair/triple ratios,
-applied before any sample text is built) → :func:`emit_samples` (per file, joined back with its content:
-mask, validate, format). :func:`mine_files` runs the whole chain in-process.
+parse (per file) → :func:`select_repo` (per repository: graph, scores, singles, groups, and the context files a
+repo-level sample shows; only structures in memory) → :func:`mixture_fractions` over all targets +
+:func:`apply_mixture` (single/pair/triple ratios, applied before any sample text is built) → :func:`emit_samples`
+(per file, given its content and its selection: mask, validate, format). :func:`mine_files` runs the whole chain
+in-process.
 """
 from __future__ import annotations
 
 import dataclasses
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,13 +58,13 @@ class Target:
 
 @dataclass
 class FileSelection:
-    """What the repository stage decided for one file (no content: that is joined back by ``key``)."""
+    """What the repository stage decided for one file (no content: the file's text meets it by ``key``)."""
     key: str
     structure: FileStructure
     graph_stats: dict[str, int]
     targets: list[Target] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
-    context: list[str] = field(default_factory=list)   # repo-level layout: paths of files it depends on
+    context: list[str] = field(default_factory=list)   # repo-level layout: the files it depends on that fit
 
 
 def repo_key(src: dict[str, Any]) -> str:
@@ -116,7 +117,8 @@ def _select_file(rg: RepoGraph, fs: FileStructure, cfg: FimConfig) -> FileSelect
     targets = [Target("single", [bare(s.nid)], s, [s]) for s in singles]
     for g in pairs + triples:
         targets.append(Target(g.group_type, [bare(m) for m in g.members], g.scored, g.member_scores, g.coupling))
-    context = rg.dependencies(fs.path)[:cfg.repo_context_files] if targets else []
+    deps = rg.dependencies(fs.path)[:cfg.repo_context_files] if targets else []
+    context = fit_context([(p, rg.files[p].n_chars) for p in deps], cfg.repo_context_chars)
     slim = dataclasses.replace(fs, functions=[], classes=[], imports=[], star_imports=[])
     return FileSelection(fs.key, slim, rg.file_stats(fs.path), targets, skipped, context)
 
@@ -159,13 +161,12 @@ def _special_content(m: Masked, context: list[tuple[str, str]], special_tokens: 
 
 
 def build_row(text: FileText, sel: FileSelection, t: Target, fmt: str, family: str, config_hash: str,
-              context: list[tuple[str, str]] = (), max_context_chars: int | None = None,
-              special_tokens: str = "neutralise") -> dict[str, Any]:
+              context: list[tuple[str, str]] = (), special_tokens: str = "neutralise") -> dict[str, Any]:
     """One ``FimSample`` row (raises :class:`MaskError` when the target fails validation, and
     :class:`SpecialTokenInContent` when its content holds special-token strings under ``drop``)."""
     fs = sel.structure
     m = mask(text, t.functions, with_masked_text=fmt == "chat")
-    context = fit_context(list(context), max_context_chars) if fmt == "repo" else []
+    context = list(context) if fmt == "repo" else []
     m, context, n_special = _special_content(m, context, special_tokens)
     names = [f.qualname for f in t.functions]
     n = len(t.functions)
@@ -211,12 +212,13 @@ def build_row(text: FileText, sel: FileSelection, t: Target, fmt: str, family: s
 
 
 def emit_samples(src: dict[str, Any], sel: FileSelection, fmt: str, family: str, config_hash: str = "",
-                 context: dict[str, str] | None = None, max_context_chars: int | None = None,
-                 special_tokens: str = "neutralise", tally: dict[str, int] | None = None) -> Iterator[dict | Reject]:
+                 context: dict[str, str] | None = None, special_tokens: str = "neutralise",
+                 tally: dict[str, int] | None = None) -> Iterator[dict | Reject]:
     """Every selected target of one file as a row; a target that fails validation becomes a reject, one whose
     content holds special-token strings is counted in ``tally`` and neutralised (or filtered under ``drop``).
 
-    ``context`` (path → content) holds the files of ``sel.context`` for the repo-level layout.
+    ``context`` (path → content) holds the files of ``sel.context`` for the repo-level layout
+    (:func:`context_texts`).
     """
     text = FileText(src["content"])
     ctx = [(p, context[p]) for p in sel.context if p in context] if context else []
@@ -225,7 +227,7 @@ def emit_samples(src: dict[str, Any], sel: FileSelection, fmt: str, family: str,
         locator = f"{fs.commit}:{fs.path}#L{t.functions[0].start_line}"
         try:
             with paused_gc():
-                row = build_row(text, sel, t, fmt, family, config_hash, ctx, max_context_chars, special_tokens)
+                row = build_row(text, sel, t, fmt, family, config_hash, ctx, special_tokens)
         except MaskError as exc:
             yield make_reject(EMIT_STAGE, exc.reason, str(exc), uri=fs.source_uri, locator=locator,
                               sha256=fs.source_sha256, subject_id=fs.record_id, config_hash=config_hash)
@@ -239,6 +241,17 @@ def emit_samples(src: dict[str, Any], sel: FileSelection, fmt: str, family: str,
         if tally is not None and "special_tokens_neutralised" in row["extra_json"]:
             tally[SPECIAL_IN_CONTENT] = tally.get(SPECIAL_IN_CONTENT, 0) + 1
         yield row
+
+
+def context_keys(sel: FileSelection) -> list[str]:
+    """The file keys (:func:`file_key`) of ``sel.context``: the files its repo-level samples show."""
+    prefix = sel.key[:len(sel.key) - len(sel.structure.path)]
+    return [prefix + p for p in sel.context]
+
+
+def context_texts(sel: FileSelection, texts: Mapping[str, str]) -> dict[str, str]:
+    """``{path: content}`` of the files of ``sel.context`` that ``texts`` (file key → content) holds."""
+    return {p: texts[k] for p, k in zip(sel.context, context_keys(sel)) if k in texts}
 
 
 def check_format(fmt: str, family: str, special_tokens: str = "neutralise") -> None:
@@ -292,6 +305,7 @@ def mine_files(files: Iterable[dict], cfg: FimConfig | None = None, fmt: str = "
     parser = parser or FileParser()
     by_repo: dict[str, list[FileStructure]] = defaultdict(list)
     contents: dict[str, dict] = {}
+    texts: dict[str, str] = {}          # file key → content, of every file for the repo-level layout
     rejects, filtered, rows = [], [], []
     stats: dict[str, int] = defaultdict(int)
     for src in files:
@@ -306,6 +320,8 @@ def mine_files(files: Iterable[dict], cfg: FimConfig | None = None, fmt: str = "
         stats["functions"] += len(out.functions)
         by_repo[repo_key(src)].append(out)
         contents[file_key(src)] = src
+        if fmt == "repo":
+            texts[file_key(src)] = src["content"]
     selections: list[FileSelection] = []
     for structures in by_repo.values():
         for sel in select_repo(structures, cfg):
@@ -319,12 +335,20 @@ def mine_files(files: Iterable[dict], cfg: FimConfig | None = None, fmt: str = "
     for sel in selections:
         sel, dropped = apply_mixture(sel, fractions, fmt, family, config_hash)
         filtered.extend(dropped)
-        src = contents[sel.key]
-        ctx = {p: contents[f"{repo_key(src)}:{p}"]["content"] for p in sel.context} if fmt == "repo" else None
-        for r in emit_samples(src, sel, fmt, family, config_hash, ctx, cfg.repo_context_chars, special_tokens, stats):
+        ctx = context_texts(sel, texts)
+        for r in emit_samples(contents[sel.key], sel, fmt, family, config_hash, ctx, special_tokens, stats):
             (rejects if isinstance(r, Reject) else filtered if isinstance(r, Filtered) else rows).append(r)
     stats["samples"] = len(rows)
     return MineResult(rows, rejects, filtered, dict(stats))
+
+
+def selection_info(sel: FileSelection) -> dict[str, int]:
+    """``fim_select``'s info counts of one file: its targets by split, its candidates passed over by reason."""
+    info = {f"skip_{reason}": n for reason, n in sel.skipped.items()}
+    for t in sel.targets:
+        name = f"selected_{FIM_SPLITS[len(t.functions)]}"
+        info[name] = info.get(name, 0) + 1
+    return info
 
 
 def target_counts(sel: FileSelection) -> list[tuple[int, int]]:

@@ -110,7 +110,7 @@ class FileStructure:
     path: str
     module: str                # dotted module name from the path (``a/b/__init__.py`` → ``a.b``)
     n_lines: int
-    n_bytes: int
+    n_chars: int               # len(content): what the repo-level context budget counts
     license: str
     source_uri: str
     source_sha256: str
@@ -218,7 +218,7 @@ class FileParser:
             functions = [f for i, f in enumerate(functions) if last[f.qualname] == i]
         return FileStructure(
             record_id=src.get("record_id") or "", repo=src.get("repo") or "", commit=src.get("commit") or "",
-            path=path, module=module, n_lines=count_lines(content), n_bytes=len(data),
+            path=path, module=module, n_lines=count_lines(content), n_chars=len(content),
             license=src.get("license") or "", source_uri=src.get("source_uri") or "",
             source_sha256=src.get("source_sha256") or src.get("content_sha256") or "",
             functions=functions, classes=classes, imports=imports, star_imports=stars)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import sys
 
 from swemine.corpora.tasks import tasks_by_instance
+from swemine.failures import CommandError, first_line
 from swemine.filters.benchmark_sets import fill_patches, load_benchmarks
 from swemine.filters.calibration import calibrate, clean_runs, format_report
 from swemine.filters.decontam import LEVELS, DecontamConfig
 from swemine.pipelines.configs import threshold_arg
-from swemine.pipelines.engine.failures import first_line
 
 
 def add_arguments(parser) -> None:
@@ -36,8 +35,7 @@ def main(args) -> int:
         if args.join_tasks:
             bench = fill_patches(bench, tasks_by_instance(args.join_tasks)[0])
     except (OSError, ValueError) as err:     # a benchmark or task file that is not there or not readable
-        print(f"swemine: error: {first_line(err)}", file=sys.stderr)
-        return 2
+        raise CommandError(first_line(err)) from None
     clean = clean_runs(args.clean, bench, args.clean_tasks)
     if not clean:
         print("no clean runs: check --clean / --clean-tasks")

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import json
-import sys
 
+from swemine.failures import CommandError
 from swemine.manifests.manifest import ManifestError, finished_run
 from swemine.manifests.shards import read_rows
 from swemine.miners.errors.evaluate import format_scores, parse_labels, predictions_of, score
@@ -25,12 +25,10 @@ def main(args) -> int:
         with open(args.labels, encoding="utf-8") as fh:
             labels, bad = parse_labels(fh)
     except (ManifestError, OSError, UnicodeDecodeError) as exc:
-        print(f"swemine: error: {exc}", file=sys.stderr)
-        return 2
+        raise CommandError(str(exc)) from None
     if not labels:
-        print(f"swemine: error: {args.labels}: no usable label row ({bad['bad_row']} unusable; each needs "
-              "instance_id and step or action_index)", file=sys.stderr)
-        return 2
+        raise CommandError(f"{args.labels}: no usable label row ({bad['bad_row']} unusable; each needs "
+                           "instance_id and step or action_index)")
     preds = predictions_of(read_rows(args.run, RECORDS) + read_rows(args.run, NOT_DIAGNOSED),
                            read_rows(args.run, FILTERED_PREFIX))
     results = {**score(labels, preds), **bad}

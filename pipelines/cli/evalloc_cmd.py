@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import json
-import sys
 
 from swemine.corpora.repos import repo_for
+from swemine.failures import CommandError, first_line
 from swemine.miners.localization.evaluate import evaluate, format_table, load_gold, load_predictions
-from swemine.pipelines.engine.failures import first_line
 
 
 def add_arguments(parser) -> None:
@@ -23,13 +22,11 @@ def main(args) -> int:
         gold, info = load_gold(args.gold, (lambda name: repo_for(args.repos, name)) if args.repos else None)
         predictions = load_predictions(args.predictions)
     except (ValueError, OSError) as exc:      # the loaders' one-line complaints about a file
-        print(f"swemine: error: {first_line(exc)}", file=sys.stderr)
-        return 2
+        raise CommandError(first_line(exc)) from None
     for what, found, flag, files in (("gold instance", gold, "--gold", args.gold),
                                      ("prediction", predictions, "--predictions", args.predictions)):
         if not found:
-            print(f"swemine: error: no {what} read from {flag} {' '.join(files)}", file=sys.stderr)
-            return 2
+            raise CommandError(f"no {what} read from {flag} {' '.join(files)}")
     results = evaluate(predictions, gold)
     if args.json:
         print(json.dumps({**results, "gold": info}, indent=2, sort_keys=True))

@@ -1,11 +1,10 @@
 """``swemine export --format atif --run <trajectories run> --output DIR``: one validated ATIF file per trajectory."""
 from __future__ import annotations
 
-import sys
-
 import fsspec
 
 from swemine.corpora.atif_export import export_records
+from swemine.failures import CommandError
 from swemine.manifests.manifest import ManifestError, read_manifest
 from swemine.manifests.shards import read_shard
 from swemine.pipelines.outputs import TRAJECTORIES
@@ -27,11 +26,10 @@ def _records(run: str, manifest: dict):
 def main(args) -> int:
     try:
         manifest = read_manifest(args.run)
-        if manifest is None:
-            raise ManifestError(f"{args.run}: no manifest.json (not a finished run)")
     except ManifestError as exc:
-        print(f"swemine: error: {exc}", file=sys.stderr)
-        return 2
+        raise CommandError(str(exc)) from None
+    if manifest is None:
+        raise CommandError(f"{args.run}: no manifest.json (not a finished run)")
     report = export_records(_records(args.run, manifest), args.output)
     print(f"{args.output}: {report['written']} ATIF file(s) written, {report['valid']} valid, "
           f"{len(report['invalid'])} invalid")

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 
 from swemine.clients.github import DEFAULT_API, GitHubClient, GitHubError, dump_issues
+from swemine.failures import CommandError
 
 
 def add_arguments(parser) -> None:
@@ -20,18 +20,15 @@ def add_arguments(parser) -> None:
 
 def main(args) -> int:
     if not re.fullmatch(r"[\w.-]+/[\w.-]+", args.repo):
-        print(f"swemine: error: {args.repo!r} is not owner/name", file=sys.stderr)
-        return 2
+        raise CommandError(f"{args.repo!r} is not owner/name")
     client = GitHubClient(api=args.api, cache_dir=args.cache_dir)
     path = args.output or args.repo.replace("/", "__") + ".jsonl"
     try:
         n = dump_issues(client, args.repo, path, since=args.since)
     except GitHubError as err:
-        print(f"swemine: error: {err}", file=sys.stderr)
-        return 1
+        raise CommandError(str(err), 1) from None
     except OSError as err:
-        print(f"swemine: error: cannot write {path}: {err.strerror or err}", file=sys.stderr)
-        return 2
+        raise CommandError(f"cannot write {path}: {err.strerror or err}") from None
     print(f"{n} issues and pull requests of {args.repo} → {path}  ({client.stats['requests']} requests, "
           f"{client.stats['not_modified']} not modified, {client.stats['waited_s']:.0f}s rate-limit waits)")
     return 0

@@ -3,15 +3,12 @@ from __future__ import annotations
 
 import collections
 import json
-import sys
 
 import fsspec
-import pyarrow as pa
-import pyarrow.parquet as pq
 
-from swemine.manifests.manifest import ManifestError, read_manifest, shard_present
+from swemine.failures import CommandError
+from swemine.manifests.manifest import ManifestError, damaged_shard, read_manifest
 from swemine.manifests.shards import read_shard
-from swemine.pipelines.engine.failures import first_line
 
 
 def add_arguments(parser) -> None:
@@ -24,32 +21,18 @@ def _short(value, limit=160):
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _damaged_shard(fs, root: str, outputs: list[dict]) -> str:
-    """What is wrong with the first listed shard that is missing, of another size, or not Parquet; ``""``."""
-    for o in outputs:
-        if not shard_present(fs, root, o):
-            return f"shard {o['path']} is missing or its size differs from the manifest"
-        try:
-            pq.read_metadata(fs.open(f"{root}/{o['path']}", "rb"))
-        except (OSError, pa.ArrowInvalid) as exc:
-            return f"shard {o['path']} is not readable Parquet ({first_line(exc)})"
-    return ""
-
-
 def main(args) -> int:
     try:
         manifest = read_manifest(args.run_dir)
     except ManifestError as exc:
-        print(f"swemine: error: {exc}", file=sys.stderr)
-        return 2
+        raise CommandError(str(exc)) from None
     if manifest is None:
         print(f"{args.run_dir}: no manifest.json (not a finished run)")
         return 2
     fs, root = fsspec.core.url_to_fs(args.run_dir)
-    damaged = _damaged_shard(fs, root, manifest["outputs"])
+    damaged = damaged_shard(fs, root, manifest["outputs"])
     if damaged:
-        print(f"swemine: error: {args.run_dir}: {damaged}; run the job again to rebuild it", file=sys.stderr)
-        return 1
+        raise CommandError(f"{args.run_dir}: {damaged}; run the job again to rebuild it", 1)
     print(f"run {manifest['run_id']}  pipeline={manifest['pipeline']}  version={manifest.get('package_version')}")
     groups = collections.defaultdict(list)
     for o in manifest["outputs"]:

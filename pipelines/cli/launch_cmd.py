@@ -1,15 +1,10 @@
-"""``swemine launch midtrain`` / ``swemine launch sft``: print or start a training job (local, torchrun, Slurm).
-
-``launch sft --data <run>`` trains on the ``sft/`` rows of a ``swemine run sft`` output: the same worker as
-mid-training with the rows as the chat part ``sft`` (the model's chat template with the rows' tools and tool
-calls, loss on the turns the rows' ``loss_mask`` marks, packed without attention across documents)."""
+"""``swemine launch midtrain`` / ``swemine launch sft``: print or start a training job (local, torchrun, Slurm);
+``launch sft`` trains on the ``sft/`` rows of a ``swemine run sft`` output (docs/sft.md)."""
 from __future__ import annotations
 
-import os
-import sys
-
+from swemine.failures import CommandError
 from swemine.launchers.data import DataMismatch
-from swemine.launchers.launch import add_launch_arguments, launch
+from swemine.launchers.launch import add_launch_arguments, launch, sft_data
 
 
 def add_arguments(parser) -> None:
@@ -21,28 +16,13 @@ def add_arguments(parser) -> None:
     sft.set_defaults(job_name="swemine-sft")
 
 
-def sft_data(values: list[str]) -> list[str]:
-    """``--data`` of ``launch sft``: a run folder means its ``sft/`` shards; every source is the part ``sft``
-    unless it names its part (``NAME=SOURCE``)."""
-    out = []
-    for v in values:
-        name, sep, source = v.partition("=")
-        if not sep or os.path.exists(v):
-            name, source = "sft", v
-        if os.path.isdir(os.path.join(source, "sft")):
-            source = os.path.join(source, "sft")
-        out.append(f"{name}={source}")
-    return out
-
-
 def main(args) -> int:
+    prefix = f"swemine launch {args.job}: error: "
     if args.job == "sft":
         if args.format != "chat":
-            print("swemine launch sft: error: SFT rows are chat rows (--format chat)", file=sys.stderr)
-            return 2
+            raise CommandError("SFT rows are chat rows (--format chat)", prefix=prefix)
         args.data = sft_data(args.data)
     try:
         return launch(args)
     except (DataMismatch, ValueError) as exc:        # the data or the options do not fit: one line
-        print(f"swemine launch {args.job}: error: {exc}", file=sys.stderr)
-        return 2
+        raise CommandError(str(exc), prefix=prefix) from None

@@ -1,27 +1,36 @@
 """The swemine command line: run a job, or inspect, report, publish and train on finished runs.
 
-Every command is imported only when it runs: :mod:`swemine.pipelines.cli.registry` holds each command's module and
-help line, so
-``swemine --help`` and ``swemine run --help`` load no Beam. A ``run <job>`` command's flags are generated from
-the job's config dataclass (:mod:`swemine.pipelines.configs`); a command module provides ``add_arguments(parser)``
-and ``main(args)``.
+A command is imported only when it runs (``--help`` loads no Beam): :data:`COMMANDS` names its module, which
+provides ``add_arguments(parser)`` and ``main(args)``; a job's flags are its config dataclass's.
 """
 from __future__ import annotations
 
 import argparse
-import contextlib
 import importlib
 import logging
 import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-from swemine.pipelines.cli.registry import COMMANDS
+from swemine.failures import CommandError, environment_failure
 from swemine.pipelines.configs import JOBS
-from swemine.pipelines.engine.failures import environment_failure
 from swemine.pipelines.options import bounded
-from swemine.runtime import stop_child_processes
+from swemine.runtime import Stopped, stop_on_signals
+
+#: The commands besides ``run`` (whose jobs are :data:`~swemine.pipelines.configs.JOBS`): name -> (module, help).
+COMMANDS: dict[str, tuple[str, str]] = {
+    "formats": ("swemine.pipelines.cli.formats_cmd", "list the trajectory readers and what they detect"),
+    "inspect": ("swemine.pipelines.cli.inspect_cmd", "schema, counts, a sample row and rejects by reason of a run"),
+    "eval-loc": ("swemine.pipelines.cli.evalloc_cmd", "score localization predictions against gold (LocAgent metrics)"),
+    "eval-errors": ("swemine.pipelines.cli.evalerrors_cmd", "score an errors run's decisive steps against human step labels"),
+    "fetch-issues": ("swemine.pipelines.cli.fetch_issues_cmd", "dump a GitHub repo's issues as JSONL for run tasks --issues"),
+    "publish": ("swemine.pipelines.cli.publish_cmd", "upload a finished run to the Hugging Face Hub with a dataset card"),
+    "report": ("swemine.pipelines.cli.report_cmd", "write a static HTML quality report with plots of a finished run"),
+    "launch": ("swemine.pipelines.cli.launch_cmd", "print or start a mid-training job: local, torchrun or Slurm"),
+    "export": ("swemine.pipelines.cli.export_cmd", "write a trajectories run as interchange files (ATIF), validated"),
+    "decontam-calibrate": ("swemine.pipelines.cli.calibrate_cmd",
+                           "plant benchmark text into clean runs: recall per plant kind, false-drop rate"),
+}
 
 
 def _chosen(argv: list[str]) -> tuple[str | None, str | None]:
@@ -70,8 +79,8 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
 
 
 class _QuietBeam(logging.Filter):
-    """Hide Beam's import-time notice about optional GCP libraries, its workers' start-up chatter and the trace
-    a step logs when Ctrl-C, SIGTERM or the machine (:mod:`~swemine.pipelines.engine.failures`) stops the run."""
+    """Hide Beam's notice about optional GCP libraries, its workers' start-up chatter and the trace a step logs when
+    Ctrl-C, SIGTERM or the machine stops the run."""
     NOISE = ("apitools not found", "No semi_persistent_directory found")
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -86,8 +95,8 @@ SELF_LOGGING = ("huggingface_hub", "datasets")
 
 
 class _OneLineLibraries(logging.Filter):
-    """Without ``-v``, a library's log record (Beam, gcsfs, huggingface_hub retrying a request) keeps its message
-    line but not its trace: what stops a run is said once, by swemine, and a bug's trace still ends the output."""
+    """Without ``-v``, a library's log record keeps its message line but not its trace: what stops a run is said
+    once, by swemine, and a bug's trace still ends the output."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         if record.exc_info and not record.name.startswith("swemine"):
@@ -109,44 +118,16 @@ def setup_logging(verbose: bool) -> None:
     logging.getLogger("swemine").setLevel(logging.INFO)
 
 
-class Stopped(KeyboardInterrupt):
-    """Ctrl-C or SIGTERM, raised in the main thread with the signal's name as its text (a Beam step that sees it
-    re-raises the same type with the step's name appended, so it still reaches :func:`main`)."""
-
-
-@contextlib.contextmanager
-def _stop_on_signals() -> Iterator[None]:
-    """While the block lasts, SIGINT and SIGTERM (a scheduler's stop, ``timeout``, ``kill``) raise :class:`Stopped`,
-    so a run cleans up (Beam's worker processes stopped, parts removed, the output lock released) instead of
-    vanishing or printing a trace."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    hook = threading.excepthook
-
-    def stop(signum, _frame):
-        threading.excepthook = lambda _args: None     # Beam's threads that lose their worker: the run is over
-        logging.getLogger("apache_beam").setLevel(logging.CRITICAL + 1)   # and what they log about it is noise
-        stop_child_processes()          # Beam's --workers: its threads waiting on them then end
-        raise Stopped(signal.Signals(signum).name)
-    before = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)
-              if signal.getsignal(sig) is not signal.SIG_IGN}
-    try:
-        yield
-    finally:
-        threading.excepthook = hook
-        for sig, handler in before.items():
-            signal.signal(sig, handler)
-
-
 def main(argv: list[str] | None = None) -> int:
-    """Run the command in ``argv``; its exit status. Ctrl-C or SIGTERM stop it with one line and 128 + the
-    signal's number."""
+    """Run the command in ``argv``; its exit status. A :class:`~swemine.failures.CommandError`, Ctrl-C or SIGTERM
+    stop it with one line (Ctrl-C and SIGTERM: status 128 + the signal's number)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        with _stop_on_signals():
+        with stop_on_signals():
             return _main(argv)
+    except CommandError as err:
+        print(f"{err.prefix}{err}", file=sys.stderr)
+        return err.status
     except KeyboardInterrupt as stop:
         name = str(stop).split(" ", 1)[0] if isinstance(stop, Stopped) else "SIGINT"
         run = _chosen(argv)[0] in ("run", None)

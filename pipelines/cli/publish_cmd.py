@@ -2,14 +2,11 @@
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 
+from swemine.failures import CommandError, described
 from swemine.manifests import card as cardlib
-from swemine.manifests.privacy import PrivacyReport, PrivacyScanner, strings
-from swemine.manifests.publish import DEFAULT_FILES_PER_COMMIT, build_plan, is_transient, publish
-from swemine.manifests.runs import RunError, load_runs
-from swemine.pipelines.engine.failures import described
+from swemine.manifests.publish import DEFAULT_FILES_PER_COMMIT, build_plan, is_transient, privacy_scan, publish
+from swemine.manifests.runs import RunError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,15 +32,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="publish even when the privacy scan finds secrets, home-directory or local paths")
 
 
-def privacy_scan(run_dir: str, plan) -> PrivacyReport:
-    """Scan the planned shards; this machine's paths are the run folder and every absolute path in the configs."""
-    roots = [os.path.abspath(run_dir)]
-    for run in load_runs(run_dir):
-        roots.extend(text for _, text in strings(run.manifest.get("config", {}), "config") if text.startswith("/"))
-    files = [(f.path_in_repo.split("/")[0], f.local) for f in plan.shards if f.local]
-    return PrivacyScanner(local_roots=roots).scan_files(files)
-
-
 def main(args) -> int:
     try:
         plan = build_plan(args.run_dir, args.repo_id, revision=args.revision, tag=args.tag, private=args.private,
@@ -51,8 +39,7 @@ def main(args) -> int:
                           include_rejects=args.include_rejects, allow_unscrubbed=args.allow_unscrubbed,
                           local_paths=args.publish_local_paths)
     except (RunError, cardlib.CardError) as err:
-        print(f"cannot publish: {err}", file=sys.stderr)
-        return 2
+        raise CommandError(str(err), prefix="cannot publish: ") from None
     scan = privacy_scan(args.run_dir, plan)
     if args.dry_run:
         print("\n".join(plan.describe(args.max_files_per_commit)))
@@ -61,23 +48,20 @@ def main(args) -> int:
         return 0
     if scan.blocking and not args.allow_findings:
         found = ", ".join(f"{k} {n}" for k, n in scan.blocking.items())
-        print(f"cannot publish: the rows hold {found} (see `--dry-run`; `--allow-findings` to publish anyway)",
-              file=sys.stderr)
-        return 2
+        raise CommandError(f"the rows hold {found} (see `--dry-run`; `--allow-findings` to publish anyway)",
+                           prefix="cannot publish: ")
     from huggingface_hub import HfApi, get_token
     from huggingface_hub.errors import HfHubHTTPError
 
     if get_token() is None:
-        print("cannot publish: no Hugging Face token (set HF_TOKEN or run `hf auth login`)", file=sys.stderr)
-        return 2
+        raise CommandError("no Hugging Face token (set HF_TOKEN or run `hf auth login`)", prefix="cannot publish: ")
     try:
         result = publish(plan, HfApi(), max_files_per_commit=args.max_files_per_commit)
     except Exception as err:  # noqa: BLE001 - the Hub's answers and network failures; anything else is a bug
         if not (isinstance(err, (HfHubHTTPError, OSError, RuntimeError, ValueError)) or is_transient(err)):
             raise
-        print(f"publish stopped: {described(err)}\nre-run the same command to resume; files already on the Hub are "
-              "skipped", file=sys.stderr)
-        return 1
+        raise CommandError(f"{described(err)}\nre-run the same command to resume; files already on the Hub are "
+                           "skipped", 1, prefix="publish stopped: ") from None
     print(f"datasets/{plan.repo_id}@{plan.revision}: uploaded {len(result.uploaded)} file(s), skipped "
           f"{len(result.skipped)} already present, {len(result.commits)} commit(s), tag(s) {', '.join(result.tags)}")
     return 0

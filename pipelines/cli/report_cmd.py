@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
+from swemine.failures import CommandError
 from swemine.manifests.report import write_report
 from swemine.manifests.runs import RunError
 
@@ -17,10 +17,9 @@ def main(args) -> int:
     try:
         path, report = write_report(args.run_dir, args.output)
     except RunError as err:
-        print(f"cannot report: {err}", file=sys.stderr)
-        return 2
+        raise CommandError(str(err), prefix="cannot report: ") from None
     except OSError as err:              # the page could not be written where --output says
-        print(f"cannot report: cannot write {err.filename or args.output}: {err.strerror or err}", file=sys.stderr)
-        return 2
+        raise CommandError(f"cannot write {err.filename or args.output}: {err.strerror or err}",
+                           prefix="cannot report: ") from None
     print(f"{path}: {len(report.plots)} plot(s): {', '.join(report.plot_names) or 'none'}")
     return 0

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
-import sys
 
+from swemine.failures import CommandError, described, first_line
+from swemine.manifests.summary import lost_everything, print_summary
 from swemine.pipelines import options
 from swemine.pipelines.configs import JOBS
-from swemine.pipelines.engine.failures import described, first_line
 
 DEFAULT_OUTPUT_ROOT = "swemine-output"
 
@@ -28,51 +28,6 @@ def job_from_args(name: str, args: argparse.Namespace):
     return options.from_namespace(cls, args, base)
 
 
-def summarize(manifest: dict, out=None) -> None:
-    """Print the per-stage table (in pipeline order) and the outputs of a run."""
-    out = out or sys.stdout
-    if manifest.get("noop"):
-        print(f"up to date: {manifest['run_id']} (use --force to recompute)", file=out)
-    print(f"run {manifest['run_id']}  ({manifest['wall_seconds']}s)", file=out)
-    print(f"{'stage':<28}{'in':>9}{'out':>9}{'rejected':>10}{'filtered':>10}", file=out)
-    stages = manifest["stages"]
-    order = [s for s in manifest.get("stage_order", []) if s in stages] + sorted(
-        set(stages) - set(manifest.get("stage_order", [])))
-    for name in order:
-        s = stages[name]
-        print(f"{name:<28}{s['in']:>9}{s['out']:>9}{sum(s['rejected'].values()):>10}"
-              f"{sum(s['filtered'].values()):>10}", file=out)
-    for name in order:
-        for reason, n in sorted(stages[name]["rejected"].items(), key=lambda kv: -kv[1])[:8]:
-            print(f"  {name} rejected {reason}: {n}", file=out)
-    for o in manifest["outputs"]:
-        print(f"  {o['path']}: {o['rows']} rows, {o['bytes']} bytes", file=out)
-    for line in notes(manifest):
-        print(f"  {line}", file=out)
-    for problem in manifest.get("balance_problems", []):
-        print(f"  COUNTS DO NOT BALANCE: {problem}", file=out)
-
-
-def notes(manifest: dict) -> list[str]:
-    """What a user needs to know beyond the counts: gold quality (and repositories missing under ``--repos``),
-    diagnoses made and not made by reason, grounded corrections."""
-    out = []
-    gq = manifest.get("gold_quality")
-    if gq:
-        missing = gq.get("repos_not_found") or []
-        out.append("gold quality: " + ", ".join(f"{k} {v}" for k, v in gq.items() if k != "repos_not_found")
-                   + (f"; not found under --repos: {', '.join(missing)}" if missing else ""))
-    dg = manifest.get("diagnoses")
-    if dg:
-        missed = dg.get("not_diagnosed") or {}
-        out.append(f"diagnoses: {dg.get('verified', 0)} verified" + "".join(f", not diagnosed ({r}) {n}"
-                                                                            for r, n in missed.items()))
-    cc = manifest.get("corrections")
-    if cc:
-        out.append(f"corrections: {cc['grounded']} grounded, {cc['no_grounded_correction']} without a grounded one")
-    return out
-
-
 def run_job(name: str, job, output: str, beam_args: list[str], force: bool, workers: int = 1) -> dict:
     """Run one job (its config dataclass ``job``) into ``output`` with ``workers`` local processes; return the
     manifest."""
@@ -82,52 +37,41 @@ def run_job(name: str, job, output: str, beam_args: list[str], force: bool, work
     return runner.execute(spec, output, beam_args, force=force, workers=workers)
 
 
-def check_inputs(name: str, job) -> str:
-    """The one-line complaint about a job's inputs, or ``""``: a ``--tasks`` Hub dataset must be loadable, a job
-    that reads only ``--input`` needs one, the inputs must be listable (a remote store that answers, its fsspec
-    package installed), and a pattern matching no file fails unless ``--allow-empty``."""
+def check_inputs(name: str, job) -> None:
+    """Refuse a job's inputs in one line: a ``--tasks`` Hub dataset that cannot be loaded, no ``--input`` where the
+    job reads nothing else, inputs that cannot be listed, a pattern matching no file (unless ``--allow-empty``)."""
+    from swemine.corpora.inputs import expand_inputs
     from swemine.corpora.tasks import hub_problem, is_local_or_url
 
     for spec in getattr(job, "tasks", ()):
         problem = "" if is_local_or_url(spec) else hub_problem(spec)
         if problem:
-            return problem
+            raise CommandError(problem)
     inputs = list(getattr(job, "inputs", ()))
     if getattr(job, "requires_input", False) and not inputs:
-        return f"`swemine run {name}` needs --input (a file, directory, glob or URL)"
-    if inputs:
-        from swemine.corpora.inputs import expand_inputs
-        try:
-            units = expand_inputs(inputs, getattr(job, "follow_symlinks", False))
-        except Exception as exc:  # noqa: BLE001 - re-raised below unless a store could not be listed
-            return _unlisted(inputs, exc)
-        if not units and not getattr(job, "allow_empty", True):
-            return f"--input {' '.join(inputs)} matches no file (pass --allow-empty to run anyway)"
-    return ""
-
-
-def _unlisted(inputs: list[str], exc: Exception) -> str:
-    """The one line for inputs that could not be listed: a filesystem without its fsspec package (``s3://``
-    without s3fs), a store that does not answer; any other error is raised."""
-    from swemine.manifests.publish import is_transient
-
-    if isinstance(exc, ImportError):
-        return f"--input {' '.join(inputs)}: {exc}"
-    if isinstance(exc, OSError) or is_transient(exc):
-        return f"--input {' '.join(inputs)}: cannot be listed ({described(exc)})"
-    raise exc
+        raise CommandError(f"`swemine run {name}` needs --input (a file, directory, glob or URL)")
+    if not inputs:
+        return
+    try:
+        units = expand_inputs(inputs, getattr(job, "follow_symlinks", False))
+    except ImportError as exc:          # a filesystem without its fsspec package (s3:// without s3fs)
+        raise CommandError(f"--input {' '.join(inputs)}: {exc}") from None
+    except Exception as exc:            # a store that does not answer; anything else is a bug
+        from swemine.manifests.publish import is_transient
+        if not (isinstance(exc, OSError) or is_transient(exc)):
+            raise
+        raise CommandError(f"--input {' '.join(inputs)}: cannot be listed ({described(exc)})") from None
+    if not units and not getattr(job, "allow_empty", True):
+        raise CommandError(f"--input {' '.join(inputs)} matches no file (pass --allow-empty to run anyway)")
 
 
 def main(args: argparse.Namespace, beam_args: list[str]) -> int:
     from swemine.manifests.lock import LockError
-    from swemine.pipelines.engine.failures import RunFailed
-    from swemine.pipelines.engine.runner import UsageError, beam_args_problem
-    from swemine.pipelines.options import SettingsError
+    from swemine.pipelines.engine.runner import beam_args_problem
 
     problem = beam_args_problem(beam_args)
     if problem:
-        print(f"swemine: error: {problem}", file=sys.stderr)
-        return 2
+        raise CommandError(problem)
     workers = getattr(args, "workers", None) or 1
     output_arg, force = getattr(args, "output", None), getattr(args, "force", False)
     if not args.pipeline:
@@ -135,48 +79,24 @@ def main(args: argparse.Namespace, beam_args: list[str]) -> int:
     output = output_arg or os.path.join(DEFAULT_OUTPUT_ROOT, args.pipeline)
     try:
         job = job_from_args(args.pipeline, args)
-        problem = check_inputs(args.pipeline, job)
-        if problem:
-            raise UsageError(problem)
+        check_inputs(args.pipeline, job)
         manifest = run_job(args.pipeline, job, output, beam_args, force, workers)
-    except (UsageError, SettingsError, LockError, FileNotFoundError) as err:
-        print(f"swemine: error: {first_line(err)}", file=sys.stderr)
-        return 2
-    except RunFailed as err:            # the machine stopped it (disk, memory, file limit): what to change
-        print(f"swemine: error: {err}", file=sys.stderr)
-        return 1
+    except (LockError, FileNotFoundError) as err:
+        raise CommandError(first_line(err)) from None
     except Exception as err:            # the Dataflow service (auth, buckets, submission): one line, not a trace
         from swemine.pipelines.engine.dataflow import uses_dataflow
-        if not uses_dataflow(beam_args):
+        if isinstance(err, CommandError) or not uses_dataflow(beam_args):
             raise
-        print(f"swemine: error: Dataflow could not take the job: {described(err)}",
-              file=sys.stderr)
-        return 1
+        raise CommandError(f"Dataflow could not take the job: {described(err)}", 1) from None
     if manifest.get("dry_run"):
         print(f"dry run {manifest['run_id']}: job built, state {manifest['state']}; nothing was submitted")
         return 0
-    summarize(manifest)
+    print_summary(manifest)
     print(f"output: {output}")
     failure = lost_everything(manifest)
     if failure:
-        print(f"swemine: error: {failure}", file=sys.stderr)
-        return 1
+        raise CommandError(failure, 1)
     return 0 if not manifest.get("balance_problems") else 1
-
-
-def lost_everything(manifest: dict) -> str:
-    """A one-line reason when the run produced nothing it was asked for: a service could not be reached (every
-    diagnosis left ``not_diagnosed``), or ``--tasks`` was given and not one task could be read; else ``""``."""
-    diagnoses = manifest.get("diagnoses") or {}
-    missed = diagnoses.get("not_diagnosed") or {}
-    if missed and not diagnoses.get("verified"):
-        reasons = ", ".join(f"{reason} x{n}" for reason, n in missed.items())
-        return f"no trajectory was diagnosed ({reasons}): is --llm-base-url reachable and --llm-model right?"
-    tasks = (manifest.get("stages") or {}).get("tasks") or {}
-    if tasks.get("in") and not tasks.get("out"):
-        reasons = ", ".join(f"{reason} x{n}" for reason, n in (tasks.get("rejected") or {}).items())
-        return f"no task could be read from --tasks ({reasons or 'no rows'}); see the rejects shard"
-    return ""
 
 
 def _run_default(output: str, beam_args: list[str], force: bool, workers: int = 1) -> int:
@@ -187,7 +107,7 @@ def _run_default(output: str, beam_args: list[str], force: bool, workers: int = 
     for name, job in default_jobs():
         manifest = run_job(name, job, os.path.join(output, name), beam_args, force, workers)
         print(f"\n## {name}")
-        summarize(manifest)
+        print_summary(manifest)
         status |= 1 if manifest.get("balance_problems") else 0
     path, report = write_report(output)
     print(f"\nreport: {path} ({', '.join(report.plot_names)})")

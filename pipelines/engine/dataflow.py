@@ -1,10 +1,6 @@
-"""Getting swemine onto Dataflow workers.
-
-Workers need the swemine package itself. Unless the user already chose a way (``--extra_package``,
-``--setup_file``, ``--requirements_file`` or a custom ``--sdk_container_image``), a DataflowRunner run builds a
-wheel of this checkout (``pip wheel --no-deps``) and stages it with ``--extra_package``; Dataflow installs it on
-each worker, and pip resolves its declared dependencies there.
-"""
+"""The runner a run names, and getting swemine onto Dataflow workers: unless the user chose a way
+(:data:`STAGING_FLAGS`), a DataflowRunner run stages a wheel of this checkout with ``--extra_package``; pip
+resolves its declared dependencies on each worker."""
 from __future__ import annotations
 
 import glob
@@ -37,9 +33,18 @@ def build_wheel(dest: str | None = None) -> str:
     return wheels[-1]
 
 
+def runner_name(beam_args: list[str]) -> str | None:
+    """The runner ``--runner`` names in ``beam_args`` (``None`` without one)."""
+    for i, a in enumerate(beam_args):
+        if a == "--runner":
+            return beam_args[i + 1] if i + 1 < len(beam_args) else ""
+        if a.startswith("--runner="):
+            return a.split("=", 1)[1]
+    return None
+
+
 def uses_dataflow(beam_args: list[str]) -> bool:
-    return any(a in ("--runner=DataflowRunner", "--runner=dataflow") for a in beam_args) or (
-        "--runner" in beam_args and beam_args[beam_args.index("--runner") + 1] in ("DataflowRunner", "dataflow"))
+    return runner_name(beam_args) in ("DataflowRunner", "dataflow")
 
 
 def with_staging(beam_args: list[str]) -> list[str]:

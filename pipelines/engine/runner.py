@@ -1,12 +1,6 @@
-"""Run a pipeline spec on a Beam runner and turn its outputs into shards plus a manifest.
-
-A job module builds a :class:`PipelineSpec`: the resolved config (its ``to_json()`` hashed into the run id and
-stored in the manifest), the shard outputs
-with their schemas, and a ``build(p, ctx)`` function that returns one PCollection per output prefix plus the
-lists of reject and filtered PCollections. :func:`execute` does the rest: no-op check, Beam options
-(FnApiRunner unless told otherwise — never Beam's default runner, which tries to download Prism), shard
-writing (the one place every record gets the run's ``config_hash``), counters → manifest.
-"""
+"""Run a job's :class:`PipelineSpec` on a Beam runner: its outputs become shards (the one place every record gets
+the run's ``config_hash``), its counters the manifest. The runner is always named: FnApiRunner by default, never
+Beam's default runner (it tries to download Prism)."""
 from __future__ import annotations
 
 import contextlib
@@ -14,7 +8,6 @@ import io
 import logging
 import math
 import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,17 +21,26 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.pipeline import PipelineVisitor
 
 from swemine.corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
+from swemine.failures import CommandError, RunFailed, environment_failure
 from swemine.filters.secrets import SecretScanner, scrub_row
 from swemine.manifests import manifest as mf
 from swemine.manifests.lock import output_lock
-from swemine.manifests.shards import TMP_DIR, bucket_of, finalize_shards, row_key, row_order, write_keyed_bucket
+from swemine.manifests.shards import (
+    TMP_DIR,
+    bucket_of,
+    finalize_shards,
+    merge_parts,
+    parts_folder,
+    row_key,
+    row_order,
+    write_keyed_bucket,
+)
 from swemine.pipelines.engine import dataflow
-from swemine.pipelines.engine.failures import RunFailed, environment_failure
-from swemine.pipelines.engine.sinks import WriteParts, merge_parts, parts_folder
+from swemine.pipelines.engine.sinks import WriteParts
 from swemine.pipelines.engine.stage import pack, unpack
 from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
 from swemine.pipelines.outputs import REJECTS as REJECTS_PREFIX
-from swemine.runtime import batch_gc, keep_freed_memory, raise_open_file_limit
+from swemine.runtime import local_run
 
 log = logging.getLogger("swemine")
 
@@ -46,14 +48,9 @@ DEFAULT_SHARD_BYTES = 256 * 1024 * 1024
 LOCAL_RUNNERS = ("FnApiRunner", "DirectRunner", "BundleBasedDirectRunner", "SwitchingDirectRunner")
 
 
-class UsageError(ValueError):
-    """A user mistake in the run's options (reported as one line, exit status 2)."""
-
-
 def beam_args_problem(beam_args: list[str]) -> str:
-    """One line on what is wrong with the Beam options, or ``""``: a flag no Beam options class defines (a typo
-    such as ``--inptu`` would otherwise reach Beam, which only warns and drops it), a value of the wrong type, or a
-    ``--runner`` Beam does not know. Checked before the run, without Beam's whole usage text."""
+    """One line on what is wrong with the Beam options, or ``""``: a flag no Beam options class defines (Beam
+    would only warn and drop a typo such as ``--inptu``), a value of the wrong type, an unknown ``--runner``."""
     from apache_beam.options.pipeline_options import StandardOptions
 
     usage = io.StringIO()
@@ -74,16 +71,12 @@ def beam_args_problem(beam_args: list[str]) -> str:
 
 def is_local(beam_args: list[str]) -> bool:
     """True when the Beam arguments name no runner or a local one (the run's process is the one that runs it)."""
-    for i, a in enumerate(beam_args):
-        if a.startswith("--runner"):
-            name = a.split("=", 1)[1] if "=" in a else (beam_args[i + 1] if i + 1 < len(beam_args) else "")
-            return name in LOCAL_RUNNERS
-    return True
+    return dataflow.runner_name(beam_args) in (None, *LOCAL_RUNNERS)
 
 
 def uses_parts(beam_args: list[str], output: str) -> bool:
-    """True when the shards are written by the local sink (:mod:`swemine.pipelines.engine.sinks`): a local runner
-    writing into a local folder. Any other run shuffles records to their bucket (:class:`WriteShards`)."""
+    """True when the local sink (:mod:`swemine.pipelines.engine.sinks`) writes the shards: a local runner writing
+    into a local folder."""
     return is_local(beam_args) and "://" not in output
 
 
@@ -94,20 +87,20 @@ def check_output(output: str, inputs: list[str]) -> None:
         return
     out = os.path.realpath(output)
     if os.path.exists(out) and not os.path.isdir(out):
-        raise UsageError(f"--output {output} exists and is not a directory")
+        raise CommandError(f"--output {output} exists and is not a directory")
     for spec in inputs:
         if "://" in spec or any(ch in spec for ch in "*?["):
             continue
         src = os.path.realpath(spec)
         if os.path.isdir(src) and (out == src or out.startswith(src.rstrip(os.sep) + os.sep)):
-            raise UsageError(f"--output {output} is inside the input folder {spec}; its shards would be read back "
-                             "as input: choose an output outside it")
+            raise CommandError(f"--output {output} is inside the input folder {spec}; its shards would be read back "
+                               "as input: choose an output outside it")
     try:
         os.makedirs(out, exist_ok=True)
     except OSError as exc:
-        raise UsageError(f"--output {output}: cannot create the folder ({exc.strerror or exc})") from None
+        raise CommandError(f"--output {output}: cannot create the folder ({exc.strerror or exc})") from None
     if not os.access(out, os.W_OK | os.X_OK):
-        raise UsageError(f"--output {output}: the folder is not writable")
+        raise CommandError(f"--output {output}: the folder is not writable")
 
 
 @dataclass
@@ -128,6 +121,7 @@ class Built:
 
 @dataclass
 class PipelineSpec:
+    """What a job module builds: its name, resolved config, outputs and ``build`` function."""
     name: str
     config: Any                                       # the job's resolved config (a test's spec: a plain mapping)
     outputs: dict[str, pa.Schema]                     # prefix -> schema, e.g. {"trajectories/train": TRAJECTORY_SCHEMA}
@@ -159,15 +153,14 @@ def combine_summaries(*hooks: Callable[[str, dict], dict] | None) -> Callable[[s
 
 
 def beam_options(beam_args: list[str] | None, workers: int = 1) -> PipelineOptions:
-    """Pipeline options with the runner always named (FnApiRunner by default). ``workers`` > 1 on a local runner is
-    Beam's own multi-processing mode (``--direct_num_workers N --direct_running_mode multi_processing``). A local
-    run skips Beam's construction-time type inference (``--no_pipeline_type_check``): it disassembles every
-    transform's function, 0.13-0.23 s per run, to choose coders for records that are dicts and tuples anyway.
-    Remote runs keep it, and so does the Dataflow dry run the tests make of every pipeline."""
+    """Pipeline options with the runner always named (FnApiRunner by default); ``workers`` > 1 on a local runner is
+    Beam's own multi-processing mode."""
     args = list(beam_args or [])
-    if not any(a == "--runner" or a.startswith("--runner=") for a in args):
+    if dataflow.runner_name(args) is None:
         args.append("--runner=FnApiRunner")
     if is_local(args):
+        # Beam's type inference disassembles every transform's function (0.13-0.23 s per run) to choose coders for
+        # records that are dicts and tuples anyway; remote runs and the Dataflow dry run keep it
         args.append("--no_pipeline_type_check")
         if workers > 1 and not any(a.startswith("--direct_") for a in args):
             args += [f"--direct_num_workers={workers}", "--direct_running_mode=multi_processing"]
@@ -175,12 +168,9 @@ def beam_options(beam_args: list[str] | None, workers: int = 1) -> PipelineOptio
 
 
 class WriteShards(beam.PTransform):
-    """Stamp the run's ``config_hash`` on every record, bucket records by id and write each bucket as one
-    Parquet file under ``<output>/_tmp``. Records cross the shuffle packed (:func:`~swemine.pipelines.engine.stage.pack`)
-    beside their place in the bucket (:func:`~swemine.manifests.shards.row_key`): the writer sorts the keys and
-    unpacks one row group's records at a time. That is the writer remote runners use; with ``parts`` (a local
-    run, :func:`uses_parts`) records go straight to :class:`~swemine.pipelines.engine.sinks.WriteParts` and the merge
-    writes the same bytes."""
+    """Stamp the run's ``config_hash`` on every record and write each bucket of records (by id) as one Parquet file
+    under ``<output>/_tmp``: shuffled packed beside their place in the bucket, or with ``parts`` (a local run)
+    through :class:`~swemine.pipelines.engine.sinks.WriteParts` (the same bytes)."""
 
     def __init__(self, output: str, prefix: str, schema: pa.Schema, num_buckets: int, config_hash: str = "",
                  parts: bool = False):
@@ -228,27 +218,6 @@ def _schemas(spec: PipelineSpec) -> dict[str, pa.Schema]:
     return {**spec.outputs, REJECTS_PREFIX: REJECT_SCHEMA, FILTERED_PREFIX: FILTERED_SCHEMA}
 
 
-def _run(spec: PipelineSpec, output: str, beam_args: list[str] | None, inputs: list[dict],
-         workers: int = 1) -> tuple[list[tuple[str, int]], list[str]]:
-    """Run the pipeline writing its buckets under ``output``; return its counters and :func:`stage_order`."""
-    p, _ = construct(spec, output, beam_args, inputs, workers)
-    result = p.run()
-    result.wait_until_finish()
-    return _counters(result), stage_order(p)
-
-
-@contextlib.contextmanager
-def _local_settings():
-    """Settings for a run in this process: a heap that keeps what it frees
-    (:func:`swemine.runtime.keep_freed_memory`), the open-file limit at its maximum
-    (:func:`swemine.runtime.raise_open_file_limit`) and, while the run lasts, a garbage collector that seldom
-    runs (:func:`swemine.runtime.batch_gc`)."""
-    keep_freed_memory()
-    raise_open_file_limit()
-    with batch_gc():
-        yield
-
-
 class _Stages(PipelineVisitor):
     """Collects the counted stages of a pipeline in the order they were applied."""
 
@@ -272,8 +241,8 @@ def stage_order(p: beam.Pipeline) -> list[str]:
 
 
 def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
-              inputs: list[dict] | None = None, workers: int = 1) -> tuple[beam.Pipeline, dict]:
-    """Build (not run) the Beam pipeline of ``spec`` writing into ``output``; returns it with the shard schemas."""
+              inputs: list[dict] | None = None, workers: int = 1) -> beam.Pipeline:
+    """The Beam pipeline of ``spec`` writing into ``output`` (built, not run)."""
     cfg = run_config(spec)
     cfg_hash = mf.config_hash(cfg)
     if inputs is None:
@@ -289,81 +258,64 @@ def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = Non
         pcoll | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], n_buckets, cfg_hash, parts)
     filters = getattr(spec.config, "filters", None)
     scrub = filters is not None and filters.scrubs
-    for prefix, parts in ((REJECTS_PREFIX, built.rejects), (FILTERED_PREFIX, built.filtered)):
-        if parts:
-            merged = tuple(parts) | f"Flatten[{prefix}]" >> beam.Flatten()
+    for prefix, pcolls in ((REJECTS_PREFIX, built.rejects), (FILTERED_PREFIX, built.filtered)):
+        if pcolls:
+            merged = tuple(pcolls) | f"Flatten[{prefix}]" >> beam.Flatten()
             if scrub and (prefix == REJECTS_PREFIX or spec.scrub_filtered):
                 merged = merged | f"Scrub[{prefix}]" >> beam.ParDo(ScrubRows())
             merged | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], 1, cfg_hash, parts)
-    return p, schemas
-
-
-def dry_run(spec: PipelineSpec, output: str, beam_args: list[str]):
-    """Build the job for a runner's dry run (``--dry_run=True``, e.g. on Dataflow) and return Beam's result."""
-    p, _ = construct(spec, output, beam_args)
-    return p.run()
+    return p
 
 
 def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None, force: bool = False,
             workers: int = 1) -> dict:
-    """Run ``spec`` into ``output``; return the manifest. A finished run with the same config is a no-op.
-
-    ``workers`` > 1 runs it on a local runner as that many Beam worker processes (same shards)."""
+    """Run ``spec`` into ``output`` with ``workers`` local processes (the same shards for any number); return the
+    manifest. A finished run with the same config is a no-op unless ``force``."""
+    args = list(beam_args or [])
     cfg = run_config(spec)
     cfg_hash = mf.config_hash(cfg)
-    if dataflow.is_dry_run(list(beam_args or [])):
-        result = dry_run(spec, output, list(beam_args or []))
+    if dataflow.is_dry_run(args):       # a runner's dry run (Dataflow): the job is built, nothing runs
+        result = construct(spec, output, args).run()
         return {"dry_run": True, "run_id": f"{spec.name}-{cfg_hash}", "state": str(result.state),
                 "job": getattr(result, "job", None)}
     check_output(output, list(cfg.get("inputs") or []))
     with output_lock(output):
-        return _execute_locked(spec, output, beam_args, force, cfg, cfg_hash, workers)
-
-
-def _execute_locked(spec: PipelineSpec, output: str, beam_args: list[str] | None, force: bool, cfg: dict,
-                    cfg_hash: str, workers: int = 1) -> dict:
-    if not force and mf.is_complete(output, cfg_hash, cfg):
-        log.info("%s: up to date (config %s); use --force to recompute", output, cfg_hash)
-        manifest = mf.read_manifest(output)
-        manifest["noop"] = True
-        return manifest
-    started = time.time()
-    fs, root = fsspec.core.url_to_fs(output)
-    _remove_output_tmp(fs, root)
-    fs.makedirs(root, exist_ok=True)
-    args = list(beam_args or [])
-    local = is_local(args)
-    inputs = mf.input_listing(spec.input_uris, hashed=not local)   # a local run hashes after reading (below)
-    try:
-        with _local_settings() if local else contextlib.nullcontext():
-            counters, order = _run(spec, output, args, inputs, workers)
-            if uses_parts(args, output):
-                merge_parts(output, _schemas(spec), workers)
-        if local:                       # the files this process's readers hashed whole, then the others
-            hashes = mf.read_hashes(inputs)
-            hashes.update(mf.input_hashes([i for i in inputs if i["uri"] not in hashes]))
-            inputs = mf.with_hashes(inputs, hashes)
-    except BaseException as exc:        # failed or interrupted: no half-written bucket stays behind
+        if not force and mf.is_complete(output, cfg_hash, cfg):
+            log.info("%s: up to date (config %s); use --force to recompute", output, cfg_hash)
+            return {**mf.read_manifest(output), "noop": True}
+        started = time.time()
+        fs, root = fsspec.core.url_to_fs(output)
         _remove_output_tmp(fs, root)
-        found = None if isinstance(exc, RunFailed) else environment_failure(exc, parts_folder(root))
-        if found:
-            raise RunFailed(found) from exc
-        raise
-    stages = mf.stage_counters(counters)
-    infos = finalize_shards(output, _schemas(spec))
-    extra = {"stage_order": order, **(spec.summarize(output, stages) if spec.summarize else {})}
-    manifest = mf.build_manifest(pipeline=spec.name, config=cfg, cfg_hash=cfg_hash, inputs=inputs, stages=stages,
-                                 outputs=[i.as_dict() for i in infos], started=started, extra=extra)
-    mf.write_manifest(output, manifest)
-    return manifest
+        fs.makedirs(root, exist_ok=True)
+        local = is_local(args)
+        inputs = mf.input_listing(spec.input_uris, hashed=not local)   # a local run hashes after reading (below)
+        try:
+            with local_run() if local else contextlib.nullcontext():
+                p = construct(spec, output, args, inputs, workers)
+                result = p.run()
+                result.wait_until_finish()
+                if uses_parts(args, output):
+                    merge_parts(output, _schemas(spec), workers)
+            if local:                   # the files this process's readers hashed whole, then the others
+                hashes = mf.read_hashes(inputs)
+                hashes.update(mf.input_hashes([i for i in inputs if i["uri"] not in hashes]))
+                inputs = mf.with_hashes(inputs, hashes)
+        except BaseException as exc:    # failed or interrupted: no half-written bucket stays behind
+            _remove_output_tmp(fs, root)
+            found = None if isinstance(exc, RunFailed) else environment_failure(exc, parts_folder(root))
+            if found:
+                raise RunFailed(found) from exc
+            raise
+        stages = mf.stage_counters(_counters(result))
+        infos = finalize_shards(output, _schemas(spec))
+        extra = {"stage_order": stage_order(p), **(spec.summarize(output, stages) if spec.summarize else {})}
+        manifest = mf.build_manifest(pipeline=spec.name, config=cfg, cfg_hash=cfg_hash, inputs=inputs, stages=stages,
+                                     outputs=[i.as_dict() for i in infos], started=started, extra=extra)
+        mf.write_manifest(output, manifest)
+        return manifest
 
 
 def _remove_output_tmp(fs, root: str) -> None:
     """Remove the run folder's ``_tmp`` (buckets before :func:`finalize_shards`), if there is one."""
     if fs.exists(f"{root}/{TMP_DIR}"):
         fs.rm(f"{root}/{TMP_DIR}", recursive=True)
-
-
-def clean_output(output: str) -> None:
-    """Remove a local run directory (used by ``--force`` callers and tests)."""
-    shutil.rmtree(output, ignore_errors=True)

@@ -1,38 +1,24 @@
-"""The local shard writer: each bundle's records go to uncompressed Arrow parts, one per bucket, and the merge
-writes every bucket's Parquet file once, sorted as the shuffling writer sorts it (same rows, same order, same
-bytes). A local run uses it whatever its worker count (:func:`swemine.pipelines.engine.runner.uses_parts`); a remote
-runner shuffles the records to their bucket instead (:class:`swemine.pipelines.engine.runner.WriteShards`)."""
+"""The local shard writer: each bundle's records go to uncompressed Arrow parts, one per bucket, which
+:func:`swemine.manifests.shards.merge_parts` writes as the bytes the shuffling writer
+(:class:`swemine.pipelines.engine.runner.WriteShards`) writes."""
 from __future__ import annotations
 
-import glob
 import os
-import re
-import shutil
 import uuid
 from collections.abc import Callable, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import apache_beam as beam
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from swemine.corpora.records import conform
-from swemine.manifests.shards import ROW_GROUP_ROWS, TMP_DIR, bucket_of, row_order, write_tables_atomic
-
-PARTS_DIR = "parts"                 # under <output>/_tmp: the Arrow parts, removed by merge_parts
-
-
-def parts_folder(output: str) -> str:
-    """Where :class:`WriteParts` puts the parts of a run into ``output`` (a local folder)."""
-    return os.path.join(output, TMP_DIR, PARTS_DIR)
+from swemine.manifests.shards import ROW_GROUP_ROWS, bucket_of, part_path
 
 
 class WriteParts(beam.DoFn):
-    """``WriteShards`` on a local runner, without its shuffle: each bundle's records go into uncompressed Arrow
-    IPC files, one per bucket (``<prefix>.bucket-NNNNN.<tag>.arrow`` in :func:`parts_folder`);
-    :func:`merge_parts` sorts every bucket and writes its Parquet shard once. ``prepare`` makes an incoming
-    record the stored one (the config hash stamp). At most :data:`ROW_GROUP_ROWS` records are held at a time."""
+    """``WriteShards`` on a local runner, without its shuffle: a bundle's records, ``prepare``d (the config hash
+    stamp), go into one Arrow IPC file per bucket (:func:`~swemine.manifests.shards.part_path`), at most
+    :data:`~swemine.manifests.shards.ROW_GROUP_ROWS` held."""
 
     def __init__(self, output: str, prefix: str, schema: pa.Schema, num_buckets: int,
                  prepare: Callable[[Mapping], Mapping]):
@@ -59,44 +45,11 @@ class WriteParts(beam.DoFn):
             os.replace(path, path[:-len(".tmp")])
 
     def _flush(self):
-        folder = parts_folder(self.output)
         for bucket, rows in sorted(self._rows.items()):
             if bucket not in self._files:
-                os.makedirs(folder, exist_ok=True)
-                path = os.path.join(folder, f"{self.prefix.replace('/', '__')}.bucket-{bucket:05d}.{self._tag}.arrow.tmp")
+                path = part_path(self.output, self.prefix, bucket, self._tag) + ".tmp"
+                os.makedirs(os.path.dirname(path), exist_ok=True)
                 sink = pa.OSFile(path, "wb")
                 self._files[bucket] = (path, sink, pa.ipc.new_file(sink, self.schema))
             self._files[bucket][2].write_table(pa.Table.from_pylist(rows, schema=self.schema))
         self._rows, self._held = {}, 0
-
-
-def merge_parts(output: str, schemas: dict[str, pa.Schema], threads: int = 1) -> None:
-    """The parts of bucket ``b`` (:class:`WriteParts`) → one bucket ``b`` under ``<output>/_tmp``, rows in the
-    order of :func:`swemine.manifests.shards.write_bucket`; the parts are removed after. Buckets are merged
-    ``threads`` at a time (Arrow sorts and Parquet compresses outside the GIL)."""
-    by_bucket: dict[str, list[str]] = {}
-    for path in glob.glob(os.path.join(parts_folder(output), "*.bucket-*.arrow")):
-        by_bucket.setdefault(_PART_RE.match(os.path.basename(path)).group("bucket"), []).append(path)
-    prefixes = {prefix.replace("/", "__"): schema for prefix, schema in schemas.items()}
-    largest_first = sorted(by_bucket, key=lambda b: (-sum(os.path.getsize(p) for p in by_bucket[b]), b))
-    with ThreadPoolExecutor(max_workers=max(1, threads)) as pool:
-        done = [pool.submit(_merge_bucket, sorted(by_bucket[b]), prefixes[b.split(".bucket-")[0]],
-                            f"{output.rstrip('/')}/{TMP_DIR}/{b}.parquet") for b in largest_first]
-        for future in done:
-            future.result()
-    shutil.rmtree(parts_folder(output), ignore_errors=True)
-
-
-_PART_RE = re.compile(r"^(?P<bucket>.+\.bucket-\d{5})\.[0-9a-f]+\.arrow$")
-
-
-def _merge_bucket(paths: list[str], schema: pa.Schema, url: str) -> None:
-    """One bucket's parts, sorted, as one Parquet file: row group ``g + 1`` is gathered in a thread while
-    the writer compresses row group ``g``."""
-    table = pa.concat_tables([pa.ipc.open_file(pa.memory_map(p)).read_all() for p in paths])
-    keys = pa.table({f: table.column(f).fill_null("") for f in row_order(schema)})
-    order = pc.sort_indices(keys, sort_keys=[(f, "ascending") for f in keys.column_names])
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        groups = [pool.submit(lambda s: table.take(order[s:s + ROW_GROUP_ROWS]).combine_chunks(), start)
-                  for start in range(0, table.num_rows, ROW_GROUP_ROWS)]
-        write_tables_atomic(schema, (g.result() for g in groups), url)

@@ -1,26 +1,19 @@
-"""The thin Beam adapter around plain-Python stage functions (docs/architecture.md, rule 1).
-
-A stage function takes one record and yields any number of results: ordinary records, ``Reject``s and
-``Filtered`` records (see :mod:`swemine.corpora.records`). :class:`StageDoFn` routes them to the main, ``rejects`` and
-``filtered`` outputs and counts ``<stage>.in``, ``<stage>.out``, ``<stage>.rejected.<reason>`` and
-``<stage>.filtered.<reason>`` as Beam metrics, which the manifest folds into per-stage counts.
-
-An exception escaping a stage function becomes a reject with reason ``exception:<Type>`` — one bad record
-never takes the run down.
-"""
+"""The thin Beam adapter around plain-Python stage functions (docs/architecture.md, rule 1): a stage function
+yields records, ``Reject``s and ``Filtered`` records (:mod:`swemine.corpora.records`) for one record; they go to
+the main, ``rejects`` and ``filtered`` outputs, counted as Beam metrics (``<stage>.in``, ``.out``,
+``.rejected.<reason>``, ``.filtered.<reason>``). An exception of one record is a reject ``exception:<Type>``."""
 from __future__ import annotations
 
 import logging
 import pickle
 import time
-import traceback
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import apache_beam as beam
 from apache_beam.metrics import Metrics
 
-from swemine.corpora.records import Filtered, Info, Reject, make_reject, short_repr
+from swemine.corpora.records import Filtered, Info, Reject, exception_reject
 from swemine.manifests.manifest import COUNTER_NAMESPACE
 from swemine.runtime import paused_gc
 
@@ -32,26 +25,25 @@ log = logging.getLogger("swemine")
 
 
 def pack(record: Any) -> bytes:
-    """``record`` as one opaque ``bytes`` element for a shuffle: pickle costs a fraction of Beam's element coder
-    on nested dicts (a trajectory's steps) and restores the record exactly (:func:`unpack`)."""
+    """``record`` as one opaque ``bytes`` element for a shuffle (pickle costs a fraction of Beam's element coder on
+    nested dicts)."""
     return pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def unpack(blob: bytes) -> Any:
-    """The record :func:`pack` packed (only ever bytes this pipeline packed itself)."""
+    """The record :func:`pack` packed."""
     return pickle.loads(blob)  # noqa: S301 - our own records, never input data
 
 
 def gather(pcoll, name: str, key: Callable[[Any], Any]):
-    """``(key, packed records)`` groups of ``pcoll`` (``Map`` + ``GroupByKey``, labelled ``name``). A group's
-    records stay packed until :func:`unpack_group`: Beam estimates the size of a sample of elements by encoding
-    them, and one group element is a whole repository's records."""
+    """``(key, packed records)`` groups of ``pcoll``, labelled ``name``. The records stay packed until
+    :func:`unpack_group`: Beam sizes a sample of elements by encoding them, and a group is a whole repository."""
     return pcoll | f"{name}Key" >> beam.Map(lambda r: (key(r), pack(r))) | name >> beam.GroupByKey()
 
 
 def unpack_group(blobs: Iterable[bytes]) -> list:
-    """The records of one :func:`gather` group, loaded with the cyclic collector paused (records such as a
-    repository's FIM structures are many small objects: loading them with it running takes 4x as long)."""
+    """The records of one :func:`gather` group, loaded with the cyclic collector paused (4x as fast on a
+    repository's many small FIM structures)."""
     with paused_gc():
         return [unpack(b) for b in blobs]
 
@@ -71,9 +63,8 @@ class Counters:
 
 
 def route(counters: Counters, results: Iterable[Any]):
-    """Send each result to its output — ``Reject`` → ``rejects``, ``Filtered`` → ``filtered``, else main —
-    counting ``rejected.<reason>`` / ``filtered.<reason>`` / ``out``; an ``Info`` only adds to ``info.<name>``;
-    a ``TaggedOutput`` (a step's own side output) passes uncounted. Shared by every swemine DoFn."""
+    """Send each result to its output (``Reject`` → ``rejects``, ``Filtered`` → ``filtered``, else main), counted;
+    an ``Info`` only adds to ``info.<name>``; a ``TaggedOutput`` (a step's own side output) passes uncounted."""
     for result in results:
         if isinstance(result, beam.pvalue.TaggedOutput):
             yield result
@@ -92,14 +83,9 @@ def route(counters: Counters, results: Iterable[Any]):
 
 
 class StageDoFn(beam.DoFn):
-    """Run a stage function built by ``factory`` in ``setup()`` (so it may hold unpicklable resources).
-
-    ``fanout=True`` marks stages that legitimately emit several results per input (readers, miners that emit
-    one record per function...): their balance is ``in <= out + rejected + filtered + info.empty``, where
-    ``info.empty`` counts the inputs that yielded nothing at all (see
-    :func:`swemine.manifests.manifest.balance_problems`). ``in_weight`` lets a stage count something other than
-    one per element (e.g. the records of a group, so that a group → one result per record stage balances).
-    """
+    """Run the stage function ``factory`` builds in ``setup()`` (it may hold unpicklable resources). A ``fanout``
+    stage may emit several results per input (it balances with ``info.empty``, the inputs that yielded nothing:
+    :func:`swemine.manifests.manifest.balance_problems`); ``in_weight`` counts an element as that many inputs."""
 
     def __init__(self, stage: str, factory: Callable[[], StageFn], *, fanout: bool = False,
                  progress_every: int = 0, in_weight: Callable[[Any], int] | None = None):
@@ -132,14 +118,9 @@ class StageDoFn(beam.DoFn):
             if self.fanout and not produced:
                 c.inc("info.empty")
         except Exception as exc:  # noqa: BLE001 - any failure of one record becomes a counted reject
-            reason = f"exception:{type(exc).__name__}"
-            c.inc(f"rejected.{reason}")
-            rec = element if isinstance(element, dict) else {}
-            yield beam.pvalue.TaggedOutput(REJECTS, dict(make_reject(
-                self.stage, reason, f"{exc}\n{traceback.format_exc(limit=3)}",
-                uri=str(rec.get("source_uri", "") or getattr(element, "uri", "")), locator=str(rec.get("source_locator", "")),
-                sha256=str(rec.get("source_sha256", "")), subject_id=str(rec.get("record_id", "")),
-                excerpt=short_repr(element))))
+            reject = exception_reject(self.stage, exc, element)
+            c.inc(f"rejected.{reject['reason']}")
+            yield beam.pvalue.TaggedOutput(REJECTS, dict(reject))
 
 
 def apply_stage(pcoll, stage: str, factory: Callable[[], StageFn], *, fanout: bool = False,

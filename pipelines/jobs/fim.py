@@ -1,18 +1,21 @@
 """``swemine run fim``: dependency-graph-selected, function-aware FIM samples from repositories.
 
 Stages: ``fim_read`` (repo spec → SourceFiles) → ``fim_parse`` (tree-sitter structure, per file; no tree
-is kept) → group by repository → ``fim_select`` (graph, Ĥ/Î scoring, singles, pairs, triples; structures
-only) → ``fim_mix`` (single/pair/triple ratios over all targets, before any text exists) → join back with
-each file's content → ``fim_emit`` (mask, validate, format). ``--format repo`` adds one more join: the files each target file calls into,
-for the repo-level layout. With no ``--repos`` it mines the running interpreter's standard library.
+is kept) → group the structures by repository → ``fim_select`` (graph, Ĥ/Î scoring, singles, pairs, triples,
+repo-level context files; structures only) → ``fim_mix`` (single/pair/triple ratios over all targets, before any
+text exists) → ``fim_emit`` (mask, validate, format) on each source file where it is: the kept selections reach
+the files as a side input (``{file key: packed selection}``), so no file's text is grouped or joined. ``--format
+repo`` adds a second side input: the text of the files the kept selections show as context, and of no other.
+A file read more than once (a repository listed twice) is emitted from one of its copies: the file keys are
+counted, and only the repeated ones' copies meet in a combiner. With no ``--repos`` it mines the running
+interpreter's standard library.
 """
 from __future__ import annotations
 
-import re
-
 import apache_beam as beam
 
-from swemine.corpora.records import Reject, make_reject
+from swemine.corpora.records import Info, Reject
+from swemine.corpora.repos import spec_source_files
 from swemine.miners.fim.formats import FIM_SCHEMA, FIM_SPLITS
 from swemine.miners.fim.mine import (
     EMIT_STAGE,
@@ -22,10 +25,13 @@ from swemine.miners.fim.mine import (
     FileSelection,
     apply_mixture,
     check_format,
+    context_keys,
+    context_texts,
     emit_samples,
     file_key,
     mixture_fractions,
     select_repo,
+    selection_info,
     target_counts,
 )
 from swemine.miners.fim.parse import STAGE as PARSE_STAGE
@@ -34,61 +40,22 @@ from swemine.miners.fim.rationale import STAGE as RATIONALE_STAGE
 from swemine.miners.fim.scoring import FimConfig
 from swemine.pipelines.configs import FimJob, LLMConfig, ResolvedFim
 from swemine.pipelines.engine.runner import Built, PipelineSpec, combine_summaries
-from swemine.pipelines.engine.stage import FILTERED, Counters, apply_stage, gather, unpack_group
+from swemine.pipelines.engine.stage import FILTERED, Counters, apply_stage, gather, pack, unpack, unpack_group
 from swemine.pipelines.outputs import FIM as OUTPUT
+from swemine.pipelines.steps.dedup_stage import AnyCopy
 from swemine.pipelines.steps.filtering import apply_filters, contamination_summarizer
 
 READ_STAGE = "fim_read"
 DIST_FIELDS = ("loc", "complexity", "inferability", "fim_score", "difficulty")
 
 
-def split_spec(spec: str) -> tuple[str, str | None]:
-    """``path@<sha>`` → (path, sha); anything else → (spec, None)."""
-    head, sep, tail = spec.rpartition("@")
-    if sep and head and re.fullmatch(r"[0-9a-fA-F]{7,40}", tail):
-        return head, tail
-    return spec, None
-
-
-def read_repo(spec: str, max_bytes: int):
-    """SourceFiles of one repo spec (rejects for unreadable files, or for a repo that cannot be opened)."""
-    from swemine.corpora.repos import RepoError, open_repo
-
-    path, commit = split_spec(spec)
-    try:
-        repo = open_repo(path)
-    except (RepoError, OSError) as exc:
-        yield make_reject(READ_STAGE, "repo_unavailable", str(exc), uri=spec)
-        return
-    yield from repo.iter_source_files(commit=commit or repo.head(), max_bytes=max_bytes)
-
-
 def _parse_factory(max_bytes: int):
     parser = FileParser(max_bytes=max_bytes)
-    counters = Counters(PARSE_STAGE)
 
     def parse(src):
         out = parser(src)
-        if not isinstance(out, Reject):
-            counters.inc("info.functions", len(out.functions))
-        return [out]
+        return [out] if isinstance(out, Reject) else [Info(functions=len(out.functions)), out]
     return parse
-
-
-class _CountSelections(beam.DoFn):
-    """Counters for what ``fim_select`` chose and passed over: ``fim_select.info.<...>``."""
-
-    stage = SELECT_STAGE
-
-    def setup(self):
-        self.counters = Counters(self.stage)
-
-    def process(self, sel: FileSelection):
-        for t in sel.targets:
-            self.counters.inc(f"info.selected_{FIM_SPLITS[len(t.functions)]}")
-        for reason, n in sel.skipped.items():
-            self.counters.inc(f"info.skip_{reason}", n)
-        yield sel.key, sel
 
 
 class _Mix(beam.DoFn):
@@ -102,8 +69,7 @@ class _Mix(beam.DoFn):
     def setup(self):
         self.counters = Counters(self.stage)
 
-    def process(self, kv, fractions):
-        key, sel = kv
+    def process(self, sel, fractions):
         self.counters.inc("in", len(sel.targets))
         kept, dropped = apply_mixture(sel, fractions, self.fmt, self.family)
         self.counters.inc("out", len(kept.targets))
@@ -111,38 +77,37 @@ class _Mix(beam.DoFn):
             self.counters.inc("filtered.mixture_quota")
             yield beam.pvalue.TaggedOutput(FILTERED, dict(f))
         if kept.targets:
-            yield key, kept
+            yield kept
 
 
-def _emit_factory(fmt: str, family: str, max_context_chars: int, special_tokens: str):
-    counters = Counters(EMIT_STAGE)
+def _once_each(files):
+    """``files`` with every file key once: the keys are counted, and the copies of a key read more than once (a
+    repository listed twice: the same file) meet in a combiner that passes one of them on."""
+    keyed = files | "KeyFile" >> beam.Map(lambda src: (file_key(src), src))
+    repeated = beam.pvalue.AsDict(keyed | "FileKeys" >> beam.Map(lambda kv: (kv[0], 1))
+                                  | "KeyCopies" >> beam.CombinePerKey(sum)
+                                  | "Repeated" >> beam.Filter(lambda kv: kv[1] > 1))
+    split = keyed | "Copies" >> beam.Partition(lambda kv, _, rep: int(kv[0] in rep), 2, repeated)
+    once = split[1] | "OneCopy" >> beam.CombinePerKey(AnyCopy())
+    return (split[0], once) | "OnceEach" >> beam.Flatten() | "Unkey" >> beam.Values()
 
-    def emit(kv):
-        _, grouped = kv
-        sels, files = list(grouped["sel"])[:1], list(grouped["src"])[:1]   # a repo listed twice: once
-        context = dict(grouped.get("ctx", ()))
+
+def _look_up(src, selections, contexts=None):
+    """A source file with its kept selection (``None``: none) and its context files' text, from the side inputs."""
+    blob = selections.get(file_key(src))
+    sel = None if blob is None else unpack(blob)
+    return src, sel, (context_texts(sel, contexts) if sel and contexts else None)
+
+
+def _emit_factory(fmt: str, family: str, special_tokens: str):
+    def emit(item):
+        src, sel, context = item
         tally: dict[str, int] = {}
-        for sel in sels:
-            for src in files:
-                yield from emit_samples(src, sel, fmt, family, context=context, max_context_chars=max_context_chars,
-                                        special_tokens=special_tokens, tally=tally)
-        for name, n in tally.items():
-            counters.inc(f"info.{name}", n)
+        if sel is not None:
+            yield from emit_samples(src, sel, fmt, family, context=context, special_tokens=special_tokens, tally=tally)
+        if tally:
+            yield Info(tally)
     return emit
-
-
-def _context_requests(kv):
-    """(context file key, requesting file key) for every dependency a selection's repo-level sample shows."""
-    key, sel = kv
-    prefix = key[:len(key) - len(sel.structure.path)]
-    return [(prefix + path, key) for path in sel.context]
-
-
-def _route_context(kv):
-    _, grouped = kv
-    for src in grouped["src"]:
-        for requester in grouped["req"]:
-            yield requester, (src["path"], src["content"])
 
 
 def _rationale_factory(llm: LLMConfig, critic_model: str):
@@ -152,38 +117,41 @@ def _rationale_factory(llm: LLMConfig, critic_model: str):
 
 
 def _select_factory(cfg: FimConfig):
-    return lambda kv: select_repo(unpack_group(kv[1]), cfg)
+    def select(kv):
+        for sel in select_repo(unpack_group(kv[1]), cfg):
+            yield sel
+            if isinstance(sel, FileSelection):
+                yield Info(selection_info(sel))
+    return select
 
 
 def build(p, c: ResolvedFim) -> Built:
     """The FIM stages over the resolved config ``c`` (see the module docstring)."""
     cfg, max_bytes, fmt, family = c.fim, c.max_file_bytes, c.format, c.model_family
     files, read_rej, _ = apply_stage(p | "Repos" >> beam.Create(list(c.repos)), READ_STAGE,
-                                     lambda: (lambda spec: read_repo(spec, max_bytes)), fanout=True)
+                                     lambda: (lambda spec: spec_source_files(spec, max_bytes, READ_STAGE)), fanout=True)
     # secrets are scrubbed once per source file, before mining: every sample is then made of scrubbed text
     files, source_filtered = apply_filters(files, "source_file", c.filters.secrets_only(), label="Sources")
     structures, parse_rej, _ = apply_stage(files, PARSE_STAGE, lambda: _parse_factory(max_bytes))
     by_repo = gather(structures, "GroupRepo", key=lambda fs: f"{fs.repo}@{fs.commit}")
     sels, _, sel_filtered = apply_stage(by_repo, SELECT_STAGE, lambda: _select_factory(cfg), fanout=True)
-    counted = sels | "CountSelections" >> beam.ParDo(_CountSelections())
     fractions = (sels | "TargetSizes" >> beam.FlatMap(target_counts) | "CountSizes" >> beam.CombinePerKey(sum)
                  | "AsDict" >> beam.combiners.ToDict()
                  | "Fractions" >> beam.Map(lambda d: mixture_fractions({k: d.get(k, 0) for k in FIM_SPLITS},
                                                                       tuple(cfg.mixture))))
-    mixed = counted | "Mix" >> beam.ParDo(
+    mixed = sels | "Mix" >> beam.ParDo(
         _Mix(fmt, family), fractions=beam.pvalue.AsSingleton(fractions)
     ).with_outputs(FILTERED, main="main")
-    keyed_sels = mixed.main
-    keyed_files = files | "KeyFile" >> beam.Map(lambda src: (file_key(src), src))
-    sources = {"sel": keyed_sels, "src": keyed_files}
+    files = _once_each(files)
+    side = {"selections": beam.pvalue.AsDict(mixed.main | "PackSelection" >> beam.Map(lambda s: (s.key, pack(s))))}
     if fmt == "repo":
-        requests = keyed_sels | "ContextRequests" >> beam.FlatMap(_context_requests)
-        sources["ctx"] = ({"req": requests, "src": keyed_files} | "JoinContext" >> beam.CoGroupByKey()
-                          | "RouteContext" >> beam.FlatMap(_route_context))
-    joined = sources | "JoinContent" >> beam.CoGroupByKey()
+        wanted = beam.pvalue.AsDict(mixed.main | "ContextKeys" >> beam.FlatMap(lambda s: [(k, 1) for k in context_keys(s)]))
+        side["contexts"] = beam.pvalue.AsDict(files | "ContextFiles" >> beam.FlatMap(
+            lambda src, keys: [(k, src["content"])] if (k := file_key(src)) in keys else [], wanted))
+    found = files | "LookUp" >> beam.Map(_look_up, **side)
     special = c.special_tokens
-    rows, emit_rej, emit_filtered = apply_stage(joined, EMIT_STAGE, lambda: _emit_factory(
-        fmt, family, cfg.repo_context_chars, special), fanout=True)
+    rows, emit_rej, emit_filtered = apply_stage(found, EMIT_STAGE, lambda: _emit_factory(fmt, family, special),
+                                                fanout=True)
     rejects = [read_rej, parse_rej, emit_rej]
     filtered = [source_filtered, sel_filtered, mixed[FILTERED], emit_filtered]
     if c.llm is not None:

@@ -69,7 +69,7 @@ def _decide(counters: Counters, decision, record: dict, text, copy, evidence: di
         yield record, text, copy
 
 
-class _AnyCopy(beam.CombineFn):
+class AnyCopy(beam.CombineFn):
     """One of the values of a key: they are byte-identical copies, so which one does not matter."""
 
     def create_accumulator(self):
@@ -168,7 +168,7 @@ def _decisions(label: str, keyed_copies):
 
 def _keep_copies(label: str, copies, decisions, stage: str, reason: str, record_type: str, evidence):
     return (copies
-            | f"{label}AnyCopy" >> beam.CombinePerKey(_AnyCopy())
+            | f"{label}AnyCopy" >> beam.CombinePerKey(AnyCopy())
             | f"{label}CopyKeep" >> beam.ParDo(_Copies(stage, reason, record_type, evidence), decisions
                                                 ).with_outputs(FILTERED, main="main"))
 

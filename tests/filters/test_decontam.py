@@ -11,7 +11,7 @@ import pytest
 from swemine.corpora.git import root_commits
 from swemine.corpora.normalize import normalize_paths
 from swemine.corpora.records import content_id
-from swemine.filters.benchmark_sets import load_benchmarks, parse_spec
+from swemine.filters.benchmark_sets import benchmark_digest, load_benchmarks, parse_spec
 from swemine.filters.canon import RepoCanon, normalize_repo, parse_instance_id, read_alias_table
 from swemine.filters.decontam import DecontamConfig, Decontaminator, decontaminate
 from swemine.filters.fields import spec_for
@@ -49,6 +49,13 @@ def test_benchmarks_load_every_public_schema(bench):
     assert ds.item_id == "77"
     assert parse_spec("princeton-nlp/SWE-bench_Verified") == ("princeton-nlp/SWE-bench_Verified",
                                                                "princeton-nlp/SWE-bench_Verified")
+
+
+def test_a_local_benchmark_file_is_digested(tmp_path):
+    (tmp_path / "odd.jsonl").write_text('{"foo": 1}\n')       # sha256 of these 11 bytes, first 16 hex digits
+    assert benchmark_digest(f"odd={tmp_path / 'odd.jsonl'}") == benchmark_digest(str(tmp_path / "odd.jsonl")) == (
+        "d38d4c68d459e3f4")
+    assert benchmark_digest("princeton-nlp/SWE-bench_Lite") == ""
 
 
 def test_unknown_schema_is_a_reject(tmp_path):

@@ -11,6 +11,7 @@ from swemine.filters.license import (
     license_from_text,
     license_stage_fn,
     normalize_spdx,
+    read_license_map,
 )
 
 MIT_TEXT = ("MIT License\n\nCopyright (c) 2024 Acme\n\nPermission is hereby granted, free of charge, to any person "
@@ -60,3 +61,16 @@ def test_stage_uses_metadata_then_field(tmp_path):
         return r.stdout if r.returncode == 0 else None
 
     assert license_from_repo(read) == ("BSD-3-Clause", "LICENSE")
+
+
+def test_license_map_and_alias_files(tmp_path):
+    """``--license-map`` and ``--repo-alias`` files: JSON or CSV, repositories normalized, comment lines skipped."""
+    from swemine.filters.canon import read_aliases
+
+    (tmp_path / "lic.json").write_text(json.dumps({"https://github.com/Acme/Calc.git": "MIT"}))
+    (tmp_path / "lic.csv").write_text("acme__calc, Apache-2.0\n#skip,x\nbeta/lib\n")
+    assert read_license_map(str(tmp_path / "lic.json")) == {"acme/calc": "MIT"}
+    assert read_license_map(str(tmp_path / "lic.csv")) == {"acme/calc": "Apache-2.0"}
+    (tmp_path / "alias.csv").write_text("Old/Name,new/name\n")
+    assert read_aliases([str(tmp_path / "alias.csv"), "a/b=c/d", '{"X/Y": "z/w"}']) == {
+        "old/name": "new/name", "a/b": "c/d", "x/y": "z/w"}

@@ -5,8 +5,7 @@ import re
 
 import pytest
 
-from swemine.pipelines.cli.main import _chosen, build_parser
-from swemine.pipelines.cli.registry import COMMANDS
+from swemine.pipelines.cli.main import COMMANDS, _chosen, build_parser
 from swemine.pipelines.configs import JOBS
 
 MARKUP = re.compile(r"``|:(func|mod|class|data|meth):`")

@@ -17,6 +17,7 @@ from swemine.pipelines.configs import (
     FimJob,
     LLMConfig,
     LocalizationJob,
+    SftJob,
     TaskRepo,
     TasksJob,
     TrajectoriesJob,
@@ -177,3 +178,15 @@ def test_the_resolved_json_is_the_run_config_of_before():
                     "repo_aliases": {}, "repo_roots": {}, "secrets": "scrub", "license": None,
                     "quality": {"keep_shortest": 2}, "dedup": {"mode": "near", "threshold": 0.8}}}
     assert TrajectoriesJob(follow_symlinks=True).resolve().to_json()["follow_symlinks"] is True
+
+
+def test_a_trajectory_jobs_resolved_config_is_the_job_with_resolved_fields(tmp_path):
+    """The resolved config keeps the job's fields (one declaration): run settings that do not change records
+    (``allow_empty``, ``shards``) stay out of the JSON, the resolved fields are retyped."""
+    (tmp_path / "tok").mkdir()
+    job = SftJob(inputs=("a/",), only_resolved="false", tokenizer=str(tmp_path / "tok"), shards=3, allow_empty=True)
+    cfg = job.resolve()
+    assert isinstance(cfg, SftJob) and cfg.only_resolved is False and cfg.shards == 3
+    assert cfg.tokenizer == str(tmp_path / "tok") and cfg.filters.secrets == "scrub"
+    assert list(cfg.to_json())[:5] == ["inputs", "tasks", "max_file_bytes", "style", "only_resolved"]
+    assert "shards" not in cfg.to_json() and "allow_empty" not in cfg.to_json()

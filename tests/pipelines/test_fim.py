@@ -83,6 +83,23 @@ def test_repo_level_layout_beam_equals_in_process(repo, tmp_path):
     assert sorted((r["record_id"], r["text"]) for r in plain.rows) == sorted((r["record_id"], r["text"]) for r in rows)
 
 
+def test_a_repository_listed_twice_is_emitted_once(repo, tmp_path):
+    """Both listings are read and parsed; each file's samples come from one of its two copies (the repeated file
+    keys meet in a combiner), and ``fim_emit`` counts each file once, as for one listing."""
+    repo, sha = repo
+    runs = {}
+    for name, sources in (("once", [f"{repo}@{sha}"]), ("twice", [f"{repo}@{sha}", f"{repo}/@{sha}"])):
+        args = [a for s in sources for a in ("--source", s)]
+        assert main(["run", "fim", *args, "--format", "repo", "--mixture", "none", "--output", str(tmp_path / name)]) == 0
+        rows = datasets.load_dataset("parquet", data_files=f"{tmp_path / name}/fim/train-*.parquet", split="train")
+        runs[name] = (sorted((r["record_id"], r["text"]) for r in rows),
+                      json.load(open(tmp_path / name / "manifest.json"))["stages"])
+    (once, one), (twice, two) = runs["once"], runs["twice"]
+    assert len(once) == 3 and twice == once
+    assert (one["fim_parse"]["in"], two["fim_parse"]["in"]) == (4, 8)
+    assert one["fim_emit"] == two["fim_emit"] and two["fim_emit"]["in"] == 4 and two["fim_emit"]["out"] == 3
+
+
 def test_rationale_stage_in_beam(repo, tmp_path):
     from swemine.miners.fim.rationale import DIMENSIONS
     from tests.clients.fake_openai import FakeOpenAI

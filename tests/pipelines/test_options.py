@@ -20,13 +20,11 @@ class Inner:
 class Job:
     """a job"""
     inputs: tuple[str, ...] = option((), "input (repeatable)", flag="--input")
-    names: tuple[str, ...] = option((), "several per flag", nargs="+", aliases=("--name",))
     ratio: float = option(0.5, "a ratio of 50%")
     mode: str = option("a", "the mode", choices=("a", "b"))
     strict: bool = option(False, "be strict")
     check: bool = option(True, "skip the check", flag="--no-check", negate=True)
     inner: Inner = option(default_factory=Inner, prefix="in-")
-    hidden: int = option(7, "not a flag", cli=False)
 
     def __post_init__(self):
         tuples(self)
@@ -39,16 +37,13 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def test_flags_follow_the_fields():
-    args = _parser().parse_args(["--input", "a", "--input", "b", "--names", "x", "y", "--name", "z", "--ratio", "2",
-                                 "--mode", "b", "--strict", "--no-check", "--in-depth", "9", "--inner-url", "u"])
+    args = _parser().parse_args(["--input", "a", "--input", "b", "--ratio", "2", "--mode", "b", "--strict",
+                                 "--no-check", "--in-depth", "9", "--inner-url", "u"])
     job = from_namespace(Job, args)
-    assert job == Job(inputs=("a", "b"), names=("x", "y", "z"), ratio=2.0, mode="b", strict=True, check=False,
-                      inner=Inner(depth=9, url="u"))
+    assert job == Job(inputs=("a", "b"), ratio=2.0, mode="b", strict=True, check=False, inner=Inner(depth=9, url="u"))
     assert from_namespace(Job, _parser().parse_args([])) == Job()     # nothing given: the dataclass defaults
     with pytest.raises(SystemExit):
         _parser().parse_args(["--mode", "c"])
-    with pytest.raises(SystemExit):
-        _parser().parse_args(["--hidden", "1"])
 
 
 def test_help_shows_text_and_defaults():

@@ -55,6 +55,9 @@ def test_stage_routes_counts_and_balances(tmp_path):
     assert m["balance_problems"] == [] and m["stage_order"] == ["one", "many", "weighted"]
     rejects = read_rows(str(tmp_path / "o"), "rejects/rejects")
     assert sorted(r["reason"] for r in rejects) == ["bad", "exception:KeyError"]
+    raised = next(r for r in rejects if r["reason"] == "exception:KeyError")
+    assert raised["message"].startswith("'boom'\nTraceback (most recent call last):") and "raise KeyError" in (
+        raised["message"]) and raised["excerpt"] == "2"
     assert {r["config_hash"] for r in rejects} == {m["config_hash"]}    # stamped once, at the writer
     assert set(REJECT_SCHEMA.names) <= set(rejects[0])
     kept = read_rows(str(tmp_path / "o"), "test/train")

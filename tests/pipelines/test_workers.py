@@ -5,6 +5,7 @@ import pathlib
 
 import pytest
 
+from swemine.manifests import shards
 from swemine.pipelines.configs import ErrorsJob, FilterConfig, FimJob, LocalizationJob, TasksJob, TrajectoriesJob
 from swemine.pipelines.engine import runner, sinks
 from swemine.pipelines.jobs import errors, fim, localization, tasks_mining, trajectories
@@ -147,9 +148,9 @@ def test_parts_from_many_bundles_merge_to_the_shuffling_writer_bytes(tmp_path):
             for r in bundle:
                 writer.process(r)
             writer.finish_bundle()
-    parts = pathlib.Path(sinks.parts_folder(str(out)))
+    parts = pathlib.Path(shards.parts_folder(str(out)))
     assert len(list(parts.glob("*.arrow"))) == 8 and not list(parts.glob("*.tmp"))
-    sinks.merge_parts(str(out), {"data/x": schema}, threads=2)
+    shards.merge_parts(str(out), {"data/x": schema}, threads=2)
     assert not parts.exists()
     for b in (0, 1):
         mine = [stamp(r) for r in rows if bucket_of(r["record_id"], 2) == b]
@@ -157,3 +158,17 @@ def test_parts_from_many_bundles_merge_to_the_shuffling_writer_bytes(tmp_path):
         expected = write_bucket(str(tmp_path / "one"), "data/x", b, schema, reversed(mine))
         merged = tmp_path / "many" / "_tmp" / f"data__x.bucket-{b:05d}.parquet"
         assert merged.read_bytes() == open(expected, "rb").read()
+
+
+def test_the_shuffling_writer_writes_the_rejects_too(corpora_dir, tmp_path):
+    """An output URL is written by the shuffling writer (no local parts): the same shards as the local sink,
+    rejects included (they were once sent to local parts that nothing merged)."""
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in" / "bad.json").write_text("{not json\n")
+    spec = trajectories.build_spec(TrajectoriesJob(inputs=(str(corpora_dir / "swe-agent"), str(tmp_path / "in"))))
+    local = runner.execute(spec, str(tmp_path / "local"))
+    shuffled = runner.execute(spec, f"file://{tmp_path / 'url'}")
+    assert [(o["path"], o["rows"], o["sha256"]) for o in shuffled["outputs"]] == [
+        (o["path"], o["rows"], o["sha256"]) for o in local["outputs"]]
+    assert [o["rows"] for o in local["outputs"] if o["path"].startswith("rejects/")] == [1]
+    assert not (tmp_path / "url" / "_tmp").exists()

@@ -51,9 +51,9 @@ def test_segment_roles_put_only_middle_and_eos_on_the_middle():
 
 
 def test_fit_context_keeps_leading_files_within_budget():
-    ctx = [("a", "x" * 10), ("b", "y" * 10), ("c", "z")]
-    assert formats.fit_context(ctx, 20) == ctx[:2] and formats.fit_context(ctx, 21) == ctx
-    assert formats.fit_context(ctx, 5) == [] and formats.fit_context(ctx, None) == ctx
+    ctx = [("a", 10), ("b", 10), ("c", 1), ("d", 0)]
+    assert formats.fit_context(ctx, 20) == ["a", "b"] and formats.fit_context(ctx, 21) == ["a", "b", "c", "d"]
+    assert formats.fit_context(ctx, 5) == [] and formats.fit_context(ctx, None) == ["a", "b", "c", "d"]
 
 
 def test_every_family_string_is_neutralised():

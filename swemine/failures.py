@@ -1,5 +1,5 @@
-"""Runs the machine stopped, said in one line: a full disk or quota, memory, the open-file limit. These are not bugs, and a trace would not tell the user what to change; anything else keeps its
-trace."""
+"""One-line errors: what stops a command (:class:`CommandError`) and what the machine stops (a full disk or quota,
+memory, the open-file limit: :func:`environment_failure`). Anything else keeps its trace."""
 from __future__ import annotations
 
 import errno
@@ -11,11 +11,22 @@ _STEP = re.compile(r"\[while running '([^']+)'\]")      # Beam's note on an erro
 _REMOTE_ERRNO = re.compile(r"\b\w*Error: \[Errno (\d+)\]")   # an OSError in a Beam worker process, as text
 
 
-class RunFailed(RuntimeError):
-    """A run stopped by its environment; the message is one line that says what to change."""
+class CommandError(Exception):
+    """What stops a command: its message, printed once after ``prefix`` by ``swemine``, and its exit status."""
+
+    def __init__(self, message: str, status: int = 2, prefix: str = "swemine: error: "):
+        super().__init__(message)
+        self.status, self.prefix = status, prefix
 
 
-def _chain(exc: BaseException) -> Iterator[BaseException]:
+class RunFailed(CommandError):
+    """A run stopped by its environment; the message says what to change."""
+
+    def __init__(self, message: str):
+        super().__init__(message, 1)
+
+
+def causes(exc: BaseException) -> Iterator[BaseException]:
     """``exc`` and the exceptions it was raised from or while handling (Beam re-raises a step's error as a new
     exception whose context is the original)."""
     seen: set[int] = set()
@@ -26,7 +37,7 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
 
 
 def first_line(exc: BaseException) -> str:
-    """The first line of ``exc``'s message (its type's name when the message is empty): a one-line error."""
+    """The first line of ``exc``'s message (its type's name when the message is empty)."""
     lines = str(exc).splitlines()
     return lines[0] if lines else type(exc).__name__
 
@@ -38,9 +49,9 @@ def described(exc: BaseException) -> str:
 
 
 def environment_failure(exc: BaseException, parts: str) -> str | None:
-    """One line for a failure the machine caused anywhere in ``exc``'s chain, else ``None``. ``parts`` is
-    where the run keeps its uncompressed parts (named when a disk is full)."""
-    chain = list(_chain(exc))
+    """One line for a failure the machine caused anywhere in ``exc``'s chain, else ``None``; ``parts`` is where
+    the run keeps its uncompressed parts (named when a disk is full)."""
+    chain = list(causes(exc))
     step = next((m.group(1) for e in chain for m in [_STEP.search(str(e))] if m), "")
     where = f" while running '{step}'" if step else ""
     for e in chain:

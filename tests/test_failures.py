@@ -9,12 +9,12 @@ import apache_beam as beam
 import pyarrow as pa
 import pytest
 
+from swemine.failures import RunFailed, environment_failure
 from swemine.pipelines.cli.main import main
 from swemine.pipelines.engine import runner, sinks
-from swemine.pipelines.engine.failures import RunFailed, environment_failure
 from swemine.pipelines.engine.runner import Built, PipelineSpec
 
-SAMPLE = pathlib.Path(__file__).resolve().parents[2] / "corpora" / "samples" / "trajectories" / "swe-agent"
+SAMPLE = pathlib.Path(__file__).resolve().parents[1] / "corpora" / "samples" / "trajectories" / "swe-agent"
 
 
 def _raise(error: BaseException):
