@@ -7,18 +7,20 @@ Per record (:func:`quality_stage_fn`):
 - ``tool_misuse`` — more than ``max_tool_errors`` observations carrying a tool-misuse marker (unknown command,
   usage error, bad arguments).
 
-Per instance (:func:`select_per_instance`, after a group-by on the instance id):
+Per instance (:func:`select_per_instance` over the records, :func:`instance_decisions` over their
+:class:`Candidate` stand-ins, which is what a pipeline groups by instance):
 - ``duplicate_actions`` — the same normalized action sequence (tool names, arguments and action texts: the
   trajectory dedup key) as a kept trajectory of the same instance; a trajectory whose sequence has fewer than
   ``min_action_words`` words is never a duplicate;
-- ``not_n_shortest`` — beyond the ``keep_shortest`` shortest (fewest steps, then smallest id) of its instance.
+- ``not_n_shortest`` — beyond the ``keep_shortest`` shortest (fewest steps, then smallest id, then source path) of
+  its instance.
 """
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from swemine.corpora.records import Filtered, make_filtered
 from swemine.filters.dedup import dedup_text, has_key
@@ -116,32 +118,80 @@ def action_key(traj: dict, min_words: int = QualityConfig.min_action_words) -> s
     return exact_key(text) if has_key(text, min_words) else ""
 
 
-def instance_key(traj: dict) -> str:
-    """Group key for per-instance rules (records without an instance stand alone)."""
-    return traj.get("instance_id") or f"record:{traj.get('record_id', '')}"
+class Candidate(NamedTuple):
+    """A record's stand-in in the per-instance selection (what a shuffle carries instead of the record): its
+    place in the order (fewest steps, then smallest id, then its source: records that share an id, one file read
+    under two paths, are taken in the order of their paths), its :func:`action_key` and its instance."""
+    n_steps: int
+    record_id: str
+    source_uri: str
+    source_locator: str
+    action_key: str
+    instance_id: str | None
+
+    @property
+    def instance(self) -> str:
+        """Group key for per-instance rules (records without an instance stand alone)."""
+        return self.instance_id or f"record:{self.record_id}"
+
+
+#: A candidate's fate: ``None`` (kept), or ``(reason, evidence)`` of a ``Filtered`` row.
+Outcome = tuple[str, dict[str, Any]] | None
+
+
+def candidate(traj: dict, cfg: QualityConfig) -> Candidate:
+    """The :class:`Candidate` of a trajectory (or of a row that carries its ``steps``); the action key is taken
+    only when ``cfg`` removes duplicate actions."""
+    return Candidate(len(traj.get("steps") or []), traj.get("record_id") or "", traj.get("source_uri") or "",
+                     traj.get("source_locator") or "",
+                     action_key(traj, cfg.min_action_words) if cfg.dedup_actions else "", traj.get("instance_id"))
+
+
+def select_candidates(cands: Sequence[Candidate], cfg: QualityConfig) -> list[tuple[int, Outcome]]:
+    """The per-instance rules over one instance's candidates: ``(index in cands, outcome)`` in the order the rules
+    take them (see :class:`Candidate`)."""
+    out: list[tuple[int, Outcome]] = []
+    seen: dict[str, str] = {}
+    kept = 0
+    for i in sorted(range(len(cands)), key=lambda i: cands[i][:4]):
+        c = cands[i]
+        if cfg.dedup_actions and c.action_key and c.action_key in seen:
+            out.append((i, ("duplicate_actions", {"rule": "same_action_sequence", "kept_record_id": seen[c.action_key],
+                                                  "instance_id": c.instance_id, "action_hash": c.action_key[:16]})))
+        elif cfg.keep_shortest and kept >= cfg.keep_shortest:
+            out.append((i, ("not_n_shortest", {"rule": "keep_n_shortest", "n": cfg.keep_shortest,
+                                               "n_steps": c.n_steps, "instance_id": c.instance_id})))
+        else:
+            if c.action_key:
+                seen[c.action_key] = c.record_id
+            kept += 1
+            out.append((i, None))
+    return out
+
+
+def instance_decisions(cands: Iterable[Candidate], cfg: QualityConfig) -> list[tuple[Candidate, tuple[Outcome, ...]]]:
+    """:func:`select_candidates` by candidate, for the candidates not simply kept: each with the outcomes of its
+    copies (more than one only where records agree in every field of the candidate: copies of one source
+    record)."""
+    cands = list(cands)
+    by: dict[Candidate, list[Outcome]] = {}
+    for i, outcome in select_candidates(cands, cfg):
+        by.setdefault(cands[i], []).append(outcome)
+    return [(c, tuple(outs)) for c, outs in by.items() if any(o is not None for o in outs)]
+
+
+def apply_outcome(record: dict, outcome: Outcome, record_type: str) -> dict | Filtered:
+    """The record kept, or its ``Filtered`` row of stage ``quality_group``."""
+    if outcome is None:
+        return record
+    reason, evidence = outcome
+    return make_filtered(GROUP_STAGE, reason, record, record_type, evidence)
 
 
 def select_per_instance(trajs: Iterable[dict], cfg: QualityConfig, record_type: str = "trajectory"
                         ) -> list[dict | Filtered]:
-    """Per-instance rules over one instance's trajectories: kept records and ``Filtered`` ones."""
-    ordered = sorted(trajs, key=lambda t: (len(t.get("steps") or []), t.get("record_id") or ""))
-    out: list[dict | Filtered] = []
-    seen: dict[str, str] = {}
-    kept = 0
-    for t in ordered:
-        key = action_key(t, cfg.min_action_words)
-        if cfg.dedup_actions and key and key in seen:
-            out.append(make_filtered(GROUP_STAGE, "duplicate_actions", t, record_type,
-                                     {"rule": "same_action_sequence", "kept_record_id": seen[key],
-                                      "instance_id": t.get("instance_id"), "action_hash": key[:16]}))
-            continue
-        if cfg.keep_shortest and kept >= cfg.keep_shortest:
-            out.append(make_filtered(GROUP_STAGE, "not_n_shortest", t, record_type,
-                                     {"rule": "keep_n_shortest", "n": cfg.keep_shortest,
-                                      "n_steps": len(t.get("steps") or []), "instance_id": t.get("instance_id")}))
-            continue
-        if key:
-            seen[key] = t.get("record_id") or ""
-        kept += 1
-        out.append(t)
-    return out
+    """Per-instance rules over one instance's trajectories: kept records and ``Filtered`` ones, in the order of
+    :func:`select_candidates`."""
+    trajs = list(trajs)
+    return [apply_outcome(trajs[i], outcome, record_type)
+            for i, outcome in select_candidates([candidate(t, cfg) for t in trajs], cfg)]

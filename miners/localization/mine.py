@@ -2,7 +2,11 @@
 retrieval pairs.
 
 :func:`mine_instance` takes one task and the trajectories of that instance and yields one
-``LOCALIZATION_SCHEMA`` record per trajectory (or one gold-only record when there are none) or rejects:
+``LOCALIZATION_SCHEMA`` record per trajectory (or one gold-only record when there are none) or rejects. It is two
+plain steps, which a pipeline runs apart so that only small summaries are grouped by instance:
+:func:`localize_instance` (the task and its runs' :class:`~swemine.miners.localization.summary.Summary`: gold,
+scratch files, retrieval pairs → one :class:`InstanceContext`) and :func:`localize_trajectory` (the context and one
+trajectory → its record):
 
 - gold from the task's patch (``gold_source="gold_patch"``), else from the file set most resolved trajectories'
   patches agree on (``"resolved_agent_patch"``); ``gold_quality`` says whether a repository was read (``repo``)
@@ -28,10 +32,13 @@ import json
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 import pyarrow as pa
 
 from swemine.corpora.records import PROVENANCE_FIELDS, conform, content_id, dumps_extra, make_reject
+from swemine.corpora.repos import repo_for
+from swemine.corpora.tasks import pick_task
 from swemine.miners.actions import drop_files, patch_files
 from swemine.miners.code_structure import StructureParser
 from swemine.miners.localization.gold import Gold, Reader, gold_from_patch, repo_reader
@@ -42,7 +49,8 @@ from swemine.miners.localization.negatives import (
     repo_documents,
     trajectory_negatives,
 )
-from swemine.miners.localization.scratch import scratch_files
+from swemine.miners.localization.scratch import Created, scratch_of
+from swemine.miners.localization.summary import Summary, summarize
 from swemine.miners.localization.views import (
     edited_paths,
     is_edit_step,
@@ -272,16 +280,14 @@ def label_trajectory(traj: dict, gold: Gold, committed: dict[str, list[str]] | N
     return out
 
 
-def viewed_before_first_edit(traj: dict, gold_files: list[str], keep: Callable[[str], bool] = bool) -> list[str]:
-    """Repository paths (those ``keep`` accepts) whose content the trajectory displayed before its first edit."""
+def viewed_before_first_edit(summary: Summary, gold_files: list[str], keep: Callable[[str], bool] = bool) -> list[str]:
+    """Repository paths (those ``keep`` accepts) whose content a resolved run displayed before its first edit
+    (its :class:`~swemine.miners.localization.summary.Summary`)."""
     out: dict[str, None] = {}
-    for step in traj.get("steps") or []:
-        if is_edit_step(step):
-            break
-        for v in step_views(step):
-            rel = repo_relative(v.path, gold_files)
-            if rel and keep(rel):
-                out.setdefault(rel, None)
+    for path in summary.pre_edit:
+        rel = repo_relative(path, gold_files)
+        if rel and keep(rel):
+            out.setdefault(rel, None)
     return list(out)
 
 
@@ -296,21 +302,21 @@ def references(path: str, patches: Iterable[str]) -> bool:
     return any(dotted in p or import_re.search(p) for p in patches if p)
 
 
-def retrieval_pairs(gold: Gold, gold_patch: str, trajs: list[dict], keep: Callable[[str], bool] = bool, *,
+def retrieval_pairs(gold: Gold, gold_patch: str, runs: list[Summary], keep: Callable[[str], bool] = bool, *,
                     query: str = "", docs: dict | None = None, k: int = DEFAULT_NEGATIVES) -> dict[str, list[str]]:
-    """Positives, useful context and ranked hard negatives (with their sources) of one instance over its
-    trajectories (docs/mining.md, :mod:`swemine.miners.localization.negatives`); ``keep`` says which paths are repository
-    files; ``docs`` (the repository's term counts at the base commit) adds BM25 negatives up to ``k``."""
+    """Positives, useful context and ranked hard negatives (with their sources) of one instance over its runs'
+    summaries (docs/mining.md, :mod:`swemine.miners.localization.negatives`); ``keep`` says which paths are
+    repository files; ``docs`` (the repository's term counts at the base commit) adds BM25 negatives up to ``k``."""
     positives = gold.gold_files
-    resolved = [t for t in trajs if t.get("resolved")]
-    patches = [gold_patch] + [t.get("final_patch") or "" for t in resolved]
+    resolved = [s for s in runs if s.resolved]
+    patches = [gold_patch] + [s.final_patch for s in resolved]
     useful: dict[str, None] = {}
-    for t in resolved:
-        for p in viewed_before_first_edit(t, positives, keep):
+    for s in resolved:
+        for p in viewed_before_first_edit(s, positives, keep):
             if p not in positives and references(p, patches):
                 useful.setdefault(p, None)
     taken = set(positives) | set(useful)
-    negatives = trajectory_negatives(trajs, lambda p: p not in taken and keep(p), positives)
+    negatives = trajectory_negatives((s.looks for s in runs), lambda p: p not in taken and keep(p), positives)
     if docs is not None:
         negatives += bm25_negatives(query, docs, taken | {n.path for n in negatives}, k - len(negatives), positives)
     return {"retrieval_positives": positives, "retrieval_useful_context": list(useful),
@@ -318,14 +324,14 @@ def retrieval_pairs(gold: Gold, gold_patch: str, trajs: list[dict], keep: Callab
             "retrieval_hard_negative_sources": [n.source for n in negatives]}
 
 
-def majority_patch(trajs: list[dict], exists: Callable[[str], bool] | None = None) -> str:
-    """The final patch of a resolved trajectory whose file set most resolved trajectories share ("" if none); each
-    patch without the run's scratch files (with no gold patch, every file a run created is scratch)."""
+def majority_patch(runs: list[Summary], exists: Callable[[str], bool] | None = None) -> str:
+    """The final patch of a resolved run whose file set most resolved runs share ("" if none); each patch without
+    the run's scratch files (with no gold patch, every file a run created is scratch)."""
     votes: collections.Counter = collections.Counter()
     first_patch: dict[tuple, str] = {}
-    for t in sorted(trajs, key=lambda t: t["record_id"]):
-        patch = drop_files(t.get("final_patch") or "", scratch_files(t, (), exists))
-        if not t.get("resolved") or not patch.strip():
+    for s in sorted(runs, key=Summary.order):
+        patch = drop_files(s.final_patch, scratch_of(s.created, (), exists))
+        if not s.resolved or not patch.strip():
             continue
         try:
             files = tuple(sorted(gold_from_patch(patch).gold_files))
@@ -423,78 +429,165 @@ def repository_filter(owned: Iterable[str], scratch: Iterable[str], base_files: 
     return lambda p: p not in scratch and (p in base_files or p in owned)
 
 
-def mine_instance(task: dict, trajs: list[dict], repo, sp: StructureParser, *,
-                  cfg: RewardConfig = RewardConfig(), config_hash: str = "",
-                  negatives: int = DEFAULT_NEGATIVES) -> Iterator[dict]:
-    """Localization records (or rejects) for one task and its trajectories; see the module docstring.
+class BaseTree(NamedTuple):
+    """A task's repository at its base commit (all ``None`` / "" without one: ``patch_only`` gold): a reader of
+    pre-patch contents, the files there and the license."""
+    read: Reader | None
+    files: set[str] | None
+    license: str
 
-    ``repo`` is a :class:`swemine.corpora.repos.RepoSource` holding ``base_commit`` (``repo`` gold, repository
-    files decided by the base commit, BM25 negatives up to ``negatives``) or ``None`` (``patch_only`` gold).
-    """
+    @property
+    def exists(self) -> Callable[[str], bool] | None:
+        """Whether a path exists at the base commit (``None`` without the repository)."""
+        return self.files.__contains__ if self.files is not None else None
+
+
+def base_reader(repo, commit: str) -> Reader | None:
+    """A reader of ``repo``'s contents at ``commit`` that reads each path once (``None`` without a repository);
+    raises ``PatchError("missing_base_commit")`` when the repository lacks the commit."""
+    return None if repo is None else _memo(repo_reader(repo, commit))
+
+
+def base_tree(repo, commit: str) -> BaseTree:
+    """The :class:`BaseTree` of a :class:`swemine.corpora.repos.RepoSource` (or ``None``) at ``commit``."""
+    if repo is None:
+        return BaseTree(None, None, "")
+    return BaseTree(base_reader(repo, commit), set(repo.list_files(commit)), repo.license(commit))
+
+
+@dataclass(frozen=True)
+class InstanceContext:
+    """What every localization record of one instance shares, made once per instance (:func:`localize_instance`):
+    the task, gold and retrieval fields of the records, the gold, the gold patch (their ids hash it), the files
+    the gold patch and its test patch change, and which of the paths its runs created or displayed exist at the
+    base commit (``None`` without the repository)."""
+    fields: dict
+    gold: Gold
+    patch: str
+    owned: frozenset[str]
+    present: frozenset[str] | None
+
+    @property
+    def exists(self) -> Callable[[str], bool] | None:
+        """Whether a path a run of the instance named exists at the base commit (``None``: no repository)."""
+        return self.present.__contains__ if self.present is not None else None
+
+
+def _named_paths(run: Summary, gold_files: list[str]) -> set[str]:
+    """The repository paths a run's record asks about: the paths it created, and those it displayed."""
+    shown = (repo_relative(path, gold_files) for look in run.looks for path, _ in look.shown)
+    return set(run.created.with_repo) | {p for p in shown if p}
+
+
+def localize_instance(task: dict | None, runs: list[Summary], repo, sp: StructureParser, *, config_hash: str = "",
+                      negatives: int = DEFAULT_NEGATIVES) -> Iterator[dict | InstanceContext]:
+    """The per-instance part of :func:`mine_instance` over the runs' summaries: a ``no_task`` reject per run when
+    no task lists the instance, a ``no_gold`` or patch reject, the gold-only record when there are no runs, else
+    the instance's :class:`InstanceContext`."""
+    if task is None:
+        for s in runs:
+            yield make_reject(STAGE, "no_task", f"no task for instance {s.instance_id!r}", uri=s.source_uri,
+                              locator=s.source_locator, sha256=s.source_sha256, subject_id=s.record_id)
+        return
     iid = task["instance_id"]
     commit = task.get("base_commit") or ""
     uri, locator, sha = task.get("source_uri") or "", task.get("source_locator") or "", task.get("source_sha256") or ""
-    reader, license_id, base_files = None, "", None
     try:
-        if repo is not None:
-            reader = _memo(repo_reader(repo, commit))
-            license_id = repo.license(commit)
-            base_files = set(repo.list_files(commit))
+        tree = base_tree(repo, commit)
         patch, source = task.get("patch") or "", "gold_patch"
         if not patch.strip():
-            patch, source = majority_patch(trajs, base_files.__contains__ if base_files is not None else None), \
-                "resolved_agent_patch"
+            patch, source = majority_patch(runs, tree.exists), "resolved_agent_patch"
         if not patch.strip():
             yield make_reject(STAGE, "no_gold", f"{iid}: no gold patch and no resolved trajectory patch", uri=uri,
                               locator=locator, sha256=sha, subject_id=iid, config_hash=config_hash)
             return
-        gold = gold_from_patch(patch, reader, sp)
+        gold = gold_from_patch(patch, tree.read, sp)
     except PatchError as exc:
         yield make_reject(STAGE, exc.reason, f"{iid}: {exc}", uri=uri, locator=locator, sha256=sha, subject_id=iid,
                           excerpt=(task.get("patch") or "")[:200], config_hash=config_hash)
         return
-    exists = base_files.__contains__ if base_files is not None else None
-    owned = set(patch_files(patch)) | set(patch_files(task.get("test_patch") or ""))
-    ordered = sorted(trajs, key=lambda t: t["record_id"])
-    scratch = {t["record_id"]: scratch_files(t, owned, exists) for t in ordered}
-    keep = repository_filter(owned, {p for s in scratch.values() for p in s}, base_files)
+    owned = frozenset(patch_files(patch)) | set(patch_files(task.get("test_patch") or ""))
+    ordered = sorted(runs, key=Summary.order)
+    keep = repository_filter(owned, {p for s in ordered for p in scratch_of(s.created, owned, tree.exists)},
+                             tree.files)
     docs = repo_documents(repo, commit, extensions(gold.gold_files)) if repo is not None and negatives > 0 else None
-    base = {"instance_id": iid, "repo": task.get("repo") or "", "base_commit": commit,
-            "task_created_at": parse_time(task.get("created_at")), "problem_statement": task.get("problem_statement"),
-            "license": license_id, "config_hash": config_hash, **_gold_fields(gold, source)}
     query = task.get("problem_statement") or ""
-    retrieval = {"retrieval_query": query,
-                 **retrieval_pairs(gold, task.get("patch") or patch, ordered, keep, query=query, docs=docs,
-                                   k=negatives)}
-    if not trajs:
-        yield conform(LOCALIZATION_SCHEMA, {
-            **base, **retrieval, "record_id": content_id("localization", iid, patch, gold.quality),
-            "source_dataset": "tasks", "source_uri": uri, "source_locator": locator, "source_sha256": sha,
-            "extra_json": dumps_extra({"file_changes": gold.file_changes(), **gold.placement()})})
+    fields = {"instance_id": iid, "repo": task.get("repo") or "", "base_commit": commit,
+              "task_created_at": parse_time(task.get("created_at")), "problem_statement": task.get("problem_statement"),
+              "license": tree.license, "config_hash": config_hash, **_gold_fields(gold, source),
+              "retrieval_query": query, **retrieval_pairs(gold, task.get("patch") or patch, ordered, keep, query=query,
+                                                          docs=docs, k=negatives)}
+    if runs:
+        present = None if tree.files is None else frozenset(
+            p for s in runs for p in _named_paths(s, gold.gold_files) if p in tree.files)
+        yield InstanceContext(fields, gold, patch, owned, present)
         return
-    for traj in ordered:
-        own_scratch = scratch[traj["record_id"]]
-        committed, info = committed_regions(traj, reader, sp, own_scratch)
-        labels = label_trajectory(traj, gold, committed, cfg, repository_filter(owned, own_scratch, base_files))
-        extra = {**info, "n_steps": len(traj.get("steps") or []), **gold.placement()}
-        yield conform(LOCALIZATION_SCHEMA, {
-            **base, **retrieval, **labels, "scratch_files": own_scratch,
-            "record_id": content_id("localization", traj["record_id"], patch, gold.quality, asdict(cfg)),
-            "source_dataset": traj.get("source_format") or traj.get("harness") or "",
-            "trajectory_id": traj.get("trajectory_id"), "harness": traj.get("harness"),
-            "model_name": traj.get("model_name"), "resolved": traj.get("resolved"),
-            "source_uri": traj.get("source_uri"), "source_locator": traj.get("source_locator"),
-            "source_sha256": traj.get("source_sha256"), "extra_json": dumps_extra(extra)})
+    yield conform(LOCALIZATION_SCHEMA, {
+        **fields, "record_id": content_id("localization", iid, patch, gold.quality), "source_dataset": "tasks",
+        "source_uri": uri, "source_locator": locator, "source_sha256": sha,
+        "extra_json": dumps_extra({"file_changes": gold.file_changes(), **gold.placement()})})
 
 
-def localize_group(group: dict, repo, sp: StructureParser, cfg: RewardConfig = RewardConfig(),  # noqa: B008 (frozen)
-                   negatives: int = DEFAULT_NEGATIVES) -> Iterator[dict]:
-    """One instance group of the shared front (``{"instance_id", "task", "trajs"}``) → localization records, or
-    a ``no_task`` reject per trajectory when no task file lists the instance."""
-    task = group["task"]
-    if task is None:
-        for t in group["trajs"]:
-            yield make_reject(STAGE, "no_task", f"no task for instance {t['instance_id']!r}", uri=t["source_uri"],
-                              locator=t["source_locator"], sha256=t["source_sha256"], subject_id=t["record_id"])
-        return
-    yield from mine_instance(task, group["trajs"], repo, sp, cfg=cfg, negatives=negatives)
+def localize_trajectory(ctx: InstanceContext, traj: dict, created: Created, read: Reader | None, sp: StructureParser,
+                        cfg: RewardConfig = RewardConfig()) -> dict:
+    """The localization record of one trajectory (its :func:`~swemine.miners.localization.scratch.created_paths`)
+    against its instance's context; ``read`` reads the repository at the base commit (:func:`base_reader`)."""
+    own_scratch = scratch_of(created, ctx.owned, ctx.exists)
+    committed, info = committed_regions(traj, read, sp, own_scratch)
+    labels = label_trajectory(traj, ctx.gold, committed, cfg, repository_filter(ctx.owned, own_scratch, ctx.present))
+    extra = {**info, "n_steps": len(traj.get("steps") or []), **ctx.gold.placement()}
+    return conform(LOCALIZATION_SCHEMA, {
+        **ctx.fields, **labels, "scratch_files": own_scratch,
+        "record_id": content_id("localization", traj["record_id"], ctx.patch, ctx.gold.quality, asdict(cfg)),
+        "source_dataset": traj.get("source_format") or traj.get("harness") or "",
+        "trajectory_id": traj.get("trajectory_id"), "harness": traj.get("harness"),
+        "model_name": traj.get("model_name"), "resolved": traj.get("resolved"),
+        "source_uri": traj.get("source_uri"), "source_locator": traj.get("source_locator"),
+        "source_sha256": traj.get("source_sha256"), "extra_json": dumps_extra(extra)})
+
+
+class Localizer:
+    """:func:`localize_instance` and :func:`localize_trajectory` with what a worker keeps between calls: the parser
+    and the repositories of ``repos_dir`` by name (``""``: none, ``patch_only`` gold)."""
+
+    def __init__(self, repos_dir: str = "", cfg: RewardConfig = RewardConfig(), negatives: int = DEFAULT_NEGATIVES):
+        self.repos_dir, self.cfg, self.negatives = repos_dir, cfg, negatives
+        self.sp, self.repos = StructureParser(), {}
+
+    def repo(self, name: str):
+        """The repository named ``owner/name`` under ``repos_dir`` (``None``: not there)."""
+        if self.repos_dir and name not in self.repos:
+            self.repos[name] = repo_for(self.repos_dir, name)
+        return self.repos.get(name)
+
+    def instance(self, tasks: Iterable[dict], runs: Iterable[Summary]) -> Iterator[dict | InstanceContext]:
+        """:func:`localize_instance` of one instance: the tasks that list it (:func:`pick_task` chooses) and its
+        runs' summaries."""
+        task = pick_task(tasks)
+        return localize_instance(task, list(runs), self.repo((task or {}).get("repo") or ""), self.sp,
+                                 negatives=self.negatives)
+
+    def trajectory(self, item: tuple[InstanceContext, Created, dict]) -> Iterator[dict]:
+        """:func:`localize_trajectory` of ``(its instance's context, its created paths, trajectory)``."""
+        ctx, created, traj = item
+        read = base_reader(self.repo(ctx.fields["repo"]), ctx.fields["base_commit"])
+        yield localize_trajectory(ctx, traj, created, read, self.sp, self.cfg)
+
+
+def mine_instance(task: dict, trajs: list[dict], repo, sp: StructureParser, *,
+                  cfg: RewardConfig = RewardConfig(), config_hash: str = "",
+                  negatives: int = DEFAULT_NEGATIVES) -> Iterator[dict]:
+    """Localization records (or rejects) for one task and its trajectories (see the module docstring):
+    :func:`localize_instance` over their summaries, then :func:`localize_trajectory` for each.
+
+    ``repo`` is a :class:`swemine.corpora.repos.RepoSource` holding ``base_commit`` (``repo`` gold, repository
+    files decided by the base commit, BM25 negatives up to ``negatives``) or ``None`` (``patch_only`` gold).
+    """
+    runs = sorted(((summarize(t), t) for t in trajs), key=lambda st: st[0].order())
+    for item in localize_instance(task, [s for s, _ in runs], repo, sp, config_hash=config_hash, negatives=negatives):
+        if not isinstance(item, InstanceContext):
+            yield item
+            continue
+        read = base_reader(repo, task.get("base_commit") or "")
+        for s, traj in runs:
+            yield localize_trajectory(item, traj, s.created, read, sp, cfg)

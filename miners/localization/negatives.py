@@ -20,6 +20,7 @@ import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from swemine.corpora.records import Reject
 from swemine.miners.actions import command_text
@@ -56,30 +57,46 @@ def searched_paths(step: dict) -> list[str]:
     return hits if len(hits) <= MAX_SEARCH_HITS else []
 
 
-def trajectory_negatives(trajs: Iterable[dict], keep: Callable[[str], bool], gold_files: Iterable[str] = ()
+class Look(NamedTuple):
+    """What one step showed of the repository, paths as the run named them: each file it displayed with the
+    number of lines displayed (open-ended ranges count none), and the paths a search listed
+    (:func:`searched_paths`)."""
+    step: int
+    shown: tuple[tuple[str, int], ...]
+    searched: tuple[str, ...]
+
+
+def step_look(step: dict) -> Look:
+    """The :class:`Look` of one step."""
+    shown = tuple((v.path, sum(b - a + 1 for a, b in v.ranges if b < 10 ** 8)) for v in step_views(step))
+    return Look(step["idx"], shown, tuple(searched_paths(step)))
+
+
+def trajectory_negatives(looks: Iterable[Iterable[Look]], keep: Callable[[str], bool], gold_files: Iterable[str] = ()
                          ) -> list[Negative]:
-    """Viewed, then searched-only files of the instance's trajectories that ``keep`` accepts, ranked (see the
-    module docstring); a shown path that ends with a gold file's path is that gold file. Searched files count only
-    with an extension of the gold files (a search lists build output and data files too)."""
+    """Viewed, then searched-only files of the instance's trajectories (the :class:`Look` of their steps, one
+    sequence per trajectory) that ``keep`` accepts, ranked (see the module docstring); a shown path that ends
+    with a gold file's path is that gold file. Searched files count only with an extension of the gold files (a
+    search lists build output and data files too)."""
     gold_files = list(gold_files)
     suffixes = extensions(gold_files)
     view_steps: collections.Counter = collections.Counter()
     lines: collections.Counter = collections.Counter()
     search_steps: collections.Counter = collections.Counter()
     first: dict[str, tuple[int, int]] = {}
-    for ti, traj in enumerate(trajs):
-        for step in traj.get("steps") or []:
-            at = (step["idx"], ti)
+    for ti, traj_looks in enumerate(looks):
+        for look in traj_looks:
+            at = (look.step, ti)
             shown = {}
-            for v in step_views(step):
-                rel = repo_relative(v.path, gold_files)
+            for path, n in look.shown:
+                rel = repo_relative(path, gold_files)
                 if rel and keep(rel):
-                    shown[rel] = shown.get(rel, 0) + sum(b - a + 1 for a, b in v.ranges if b < 10 ** 8)
+                    shown[rel] = shown.get(rel, 0) + n
             for rel, n in shown.items():
                 view_steps[rel] += 1
                 lines[rel] += n
                 first.setdefault(rel, at)
-            for path in searched_paths(step):
+            for path in look.searched:
                 rel = repo_relative(path, gold_files)
                 if rel and rel not in shown and rel.endswith(suffixes) and keep(rel):
                     search_steps[rel] += 1

@@ -21,6 +21,7 @@ import posixpath
 import re
 import shlex
 from collections.abc import Callable, Iterable
+from typing import NamedTuple
 
 from swemine.miners.actions import args_of, command_text, new_files, patch_files
 from swemine.miners.localization.views import (
@@ -138,14 +139,18 @@ def _under(path: str, directory: str) -> bool:
     return path.startswith(directory.rstrip("/") + "/")
 
 
-def scratch_files(traj: dict, owned: Iterable[str], exists: Callable[[str], bool] | None = None) -> list[str]:
-    """Repository-relative paths the trajectory created that do not belong to the repository (sorted).
+class Created(NamedTuple):
+    """What a run created, as far as its own events tell (:func:`created_paths`): the candidates for scratch with
+    the repository at hand (every path it created or wrote) and without it (paths it created and did not show or
+    change as existing files first)."""
+    with_repo: tuple[str, ...]
+    without_repo: tuple[str, ...]
 
-    ``owned``: the files the gold patch and its test patch change; ``exists``: whether a path exists at the base
-    commit (``None`` without the repository: the run's own evidence decides, see the module docstring). A
-    directory the run made with ``mkdir`` counts as created when nothing under it was shown before the run first
-    wrote into it; everything the run names under it is then created too (build output included).
-    """
+
+def created_paths(traj: dict) -> Created:
+    """The :class:`Created` paths of a trajectory (repository-relative, sorted). A directory the run made with
+    ``mkdir`` counts as created when nothing under it was shown before the run first wrote into it; everything
+    the run names under it is then created too (build output included)."""
     created: dict[str, int] = {}       # path -> step of its first write
     existed: dict[str, int] = {}       # path -> step the run showed or edited it before writing it
     dirs: dict[str, int] = {}          # mkdir'd directory -> first mkdir step
@@ -181,7 +186,15 @@ def scratch_files(traj: dict, owned: Iterable[str], exists: Callable[[str], bool
         if not any(s < first_write for p, s in existed.items() if _under(p, d)):
             made |= {p for p in named if _under(p, d) and p not in at_base}
             existed = {p: s for p, s in existed.items() if not _under(p, d)}
+    return Created(tuple(sorted(made | writes)),
+                   tuple(sorted(p for p in made if p not in at_base and (p in added or p not in existed))))
+
+
+def scratch_of(created: Created, owned: Iterable[str], exists: Callable[[str], bool] | None = None) -> list[str]:
+    """The scratch files among a run's :class:`Created` paths (sorted): those not ``owned`` (the files the gold
+    patch and its test patch change) and, with ``exists`` (whether a path exists at the base commit), absent at
+    the base commit; without it (``None``: no repository) the run's own evidence decides (module docstring)."""
     owned = set(owned)
     if exists is not None:
-        return sorted(p for p in made | writes if p not in owned and not exists(p))
-    return sorted(p for p in made if p not in owned and p not in at_base and (p in added or p not in existed))
+        return [p for p in created.with_repo if p not in owned and not exists(p)]
+    return [p for p in created.without_repo if p not in owned]

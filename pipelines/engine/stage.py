@@ -64,9 +64,11 @@ class Counters:
 
 def route(counters: Counters, results: Iterable[Any]):
     """Send each result to its output (``Reject`` → ``rejects``, ``Filtered`` → ``filtered``, else main), counted;
-    an ``Info`` only adds to ``info.<name>``."""
+    an ``Info`` only adds to ``info.<name>``; a ``TaggedOutput`` (a step's own side output) passes uncounted."""
     for result in results:
-        if isinstance(result, Info):
+        if isinstance(result, beam.pvalue.TaggedOutput):
+            yield result
+        elif isinstance(result, Info):
             for name, n in result.items():
                 counters.inc(f"info.{name}", n)
         elif isinstance(result, Reject):

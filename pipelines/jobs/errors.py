@@ -1,8 +1,9 @@
 """``swemine run errors``: trajectories → verified error–diagnosis records and training views (AET stages 1–5).
 
-The shared front reads and joins the trajectories (with the task each instance uses); the filters run on the
-trajectories, so nothing is mined from a removed one; the kept ones are paired again with their task's patch
-(the gold of stage 1) before ``detect`` → ``diagnose`` → ``verify`` → ``views``.
+The shared front reads and joins the trajectories (with the task each instance uses, looked up in a side input);
+the filters run on the trajectories, so nothing is mined from a removed one; the kept ones are paired with their
+task's patch (the gold of stage 1, from the same side input) before ``detect`` → ``diagnose`` → ``verify`` →
+``views``.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from swemine.pipelines.engine.runner import Built, PipelineSpec, combine_summari
 from swemine.pipelines.engine.stage import apply_stage
 from swemine.pipelines.outputs import ERRORS, NOT_DIAGNOSED, view
 from swemine.pipelines.steps.filtering import apply_filters, contamination_summarizer
-from swemine.pipelines.steps.fronts import TASK_CONTEXT, read_optional_tasks, read_trajectories, trajectories
+from swemine.pipelines.steps.fronts import TASK_CONTEXT, read_optional_tasks, read_trajectory_records, with_gold
 
 
 def make_diagnoser(job: ErrorsJob):
@@ -31,33 +32,15 @@ def make_diagnoser(job: ErrorsJob):
     return LLMDiagnoser(job.llm.make_client())
 
 
-def _pair_gold(kv):
-    """``(instance, {"trajs", "gold"})`` → ``{"trajectory", "gold_patch"}`` items (gold "" without a task)."""
-    _, g = kv
-    gold = next(iter(g["gold"]), "")
-    for t in g["trajs"]:
-        yield {"trajectory": t, "gold_patch": gold}
-
-
-def with_gold(trajs, groups, with_tasks: bool):
-    """``{"trajectory", "gold_patch"}`` items: each trajectory with its instance's task patch ("" without tasks)."""
-    if not with_tasks:
-        return trajs | "NoGold" >> beam.Map(lambda t: {"trajectory": t, "gold_patch": ""})
-    keyed = {"trajs": trajs | "KeyT" >> beam.Map(lambda t: (t["instance_id"], t)),
-             "gold": groups | "Gold" >> beam.Map(lambda g: (g["instance_id"], (g["task"] or {}).get("patch") or ""))}
-    return keyed | "CoGroupGold" >> beam.CoGroupByKey() | "PairGold" >> beam.FlatMap(_pair_gold)
-
-
 def build_spec(job: ErrorsJob) -> PipelineSpec:
     """The ``errors`` job (see the module docstring)."""
     config = job.resolve()
 
     def build(p, ctx):
         tasks, rejects = read_optional_tasks(p, job.tasks)
-        groups, read_rejects = read_trajectories(p, job, tasks,
-                                                 task_fields=(*TASK_CONTEXT, "patch"))
-        trajs, traj_filtered = apply_filters(trajectories(groups), "trajectory", config.filters, label="Traj")
-        items, _, filtered = apply_stage(with_gold(trajs, groups, bool(job.tasks)), "detect", lambda: em.detect_fn)
+        joined, read_rejects, task_side = read_trajectory_records(p, job, tasks, task_fields=(*TASK_CONTEXT, "patch"))
+        trajs, traj_filtered = apply_filters(joined, "trajectory", config.filters, label="Traj")
+        items, _, filtered = apply_stage(with_gold(trajs, task_side), "detect", lambda: em.detect_fn)
         diagnosed, diag_rejects, _ = apply_stage(items, "diagnose", lambda: em.diagnose_fn(make_diagnoser(job),
                                                                                          job.min_confidence))
         verified, verify_rejects, _ = apply_stage(diagnosed, "verify", lambda: em.verify_fn())

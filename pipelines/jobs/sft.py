@@ -1,12 +1,14 @@
 """``swemine run sft``: trajectories → SFT conversations selected as data (``sft/``) and critic targets
 (``critic/``); the logic is :mod:`swemine.miners.training`.
 
-The shared front reads and joins the trajectories (with each instance's task patch); the configured filters run
-on the trajectories; the kept ones are paired with their gold patch again. Every run gets a critic row (stage
-``critic``). Stage ``sft_select`` applies the per-run selection, ``sft_render`` renders the style and the length
-limit, then the per-instance selection (``quality_group``: unique action sequences, the N shortest) runs over
-each instance's rows, and the secrets filter scans the rows once more (a native conversation is read from the
-log again; ``sft_recount`` counts the characters and tokens of a row it scrubbed again). Every drop is a ``filtered/`` row with its stage and reason; the manifest counts them per stage.
+The shared front reads and joins the trajectories (tasks as a side input, with their patches); the configured
+filters run on the trajectories; the kept ones are paired with their task's patch from that side input. Every run
+gets a critic row (stage ``critic``). Stage ``sft_select`` applies the per-run selection, ``sft_render`` renders
+the style and the length limit, then the per-instance selection (``quality_group``: unique action sequences, the
+N shortest; only the rows' candidates are grouped by instance) runs over each instance's rows, and the secrets
+filter scans the rows once more (a native conversation is read from the log again; ``sft_recount`` counts the
+characters and tokens of a row it scrubbed again). Every drop is a ``filtered/`` row with its stage and reason;
+the manifest counts them per stage.
 """
 from __future__ import annotations
 
@@ -16,7 +18,6 @@ import json
 import apache_beam as beam
 
 from swemine.corpora.inputs import expand_inputs
-from swemine.filters.quality import instance_key
 from swemine.manifests.shards import read_rows
 from swemine.miners.training.critic import CriticConfig
 from swemine.miners.training.rows import (
@@ -32,12 +33,10 @@ from swemine.miners.training.rows import (
 from swemine.miners.training.select import SelectConfig
 from swemine.pipelines.configs import ResolvedSft, SftJob
 from swemine.pipelines.engine.runner import Built, PipelineSpec, combine_summaries
-from swemine.pipelines.engine.stage import FILTERED as FILTERED_TAG
 from swemine.pipelines.engine.stage import apply_stage
-from swemine.pipelines.jobs.errors import with_gold
 from swemine.pipelines.outputs import CRITIC, FILTERED, SFT
-from swemine.pipelines.steps.filtering import GroupStage, apply_filters, contamination_summarizer
-from swemine.pipelines.steps.fronts import TASK_CONTEXT, read_tasks, read_trajectories, trajectories
+from swemine.pipelines.steps.filtering import SelectPerInstance, apply_filters, contamination_summarizer
+from swemine.pipelines.steps.fronts import TASK_CONTEXT, read_optional_tasks, read_trajectory_records, with_gold
 
 
 def select_config(config: ResolvedSft) -> SelectConfig:
@@ -45,15 +44,6 @@ def select_config(config: ResolvedSft) -> SelectConfig:
     return SelectConfig(only_resolved=config.only_resolved, quality_rules=config.quality_rules,
                         max_rejected_calls=config.max_rejected_calls, require_patch=config.require_patch,
                         max_tokens=config.max_tokens, per_instance=config.per_instance)
-
-
-def _per_instance(rows, cfg: SelectConfig):
-    """The per-instance rules of :func:`swemine.filters.quality.select_per_instance` over each instance's rows."""
-    res = (rows | "SftByInstance" >> beam.Map(lambda r: (instance_key(r), r))
-           | "SftInstanceGroup" >> beam.GroupByKey()
-           | "SftQualityGroup" >> beam.ParDo(GroupStage(cfg.quality(), "sft")).with_outputs(FILTERED_TAG,
-                                                                                             main="main"))
-    return res.main | "DropSteps" >> beam.Map(without_steps), res[FILTERED_TAG]
 
 
 def build_spec(job: SftJob) -> PipelineSpec:
@@ -65,18 +55,16 @@ def build_spec(job: SftJob) -> PipelineSpec:
     critic = CriticConfig(gamma=config.gamma, terminal_reward=config.terminal_reward)
 
     def build(p, ctx):
-        tasks, rejects = None, []
-        if job.tasks:
-            tasks, task_rejects = read_tasks(p, job.tasks)
-            rejects.append(task_rejects)
-        groups, read_rejects = read_trajectories(p, job, tasks, task_fields=(*TASK_CONTEXT, "patch"))
-        trajs, traj_filtered = apply_filters(trajectories(groups), "trajectory", config.filters, label="Traj")
-        items = with_gold(trajs, groups, bool(job.tasks))
+        tasks, rejects = read_optional_tasks(p, job.tasks)
+        joined, read_rejects, task_side = read_trajectory_records(p, job, tasks, task_fields=(*TASK_CONTEXT, "patch"))
+        trajs, traj_filtered = apply_filters(joined, "trajectory", config.filters, label="Traj")
+        items = with_gold(trajs, task_side)
         critic_rows, critic_rejects, _ = apply_stage(items, "critic", lambda: critic_fn(critic))
         chosen, select_rejects, select_filtered = apply_stage(items, "sft_select", lambda: select_fn(select))
         rendered, render_rejects, render_filtered = apply_stage(chosen, "sft_render", lambda: render_fn(render))
-        kept, group_filtered = _per_instance(rendered, select)
-        scrubbed, row_filtered = apply_filters(kept, "sft", config.filters.secrets_only(), label="Sft")
+        kept, group_filtered = rendered | "SftQualityGroup" >> SelectPerInstance(select.quality(), "sft")
+        scrubbed, row_filtered = apply_filters(kept | "DropSteps" >> beam.Map(without_steps), "sft",
+                                               config.filters.secrets_only(), label="Sft")
         rows, recount_rejects, _ = apply_stage(scrubbed, "sft_recount", lambda: recount_fn(render))
         return Built(outputs={SFT: rows, CRITIC: critic_rows},
                      rejects=read_rejects + rejects + [critic_rejects, select_rejects, render_rejects, recount_rejects],

@@ -17,7 +17,7 @@ def build_spec(job: TrajectoriesJob) -> PipelineSpec:
 
     def build(p, ctx):
         tasks, rejects = read_optional_tasks(p, job.tasks)
-        trajs, read_rejects = read_trajectory_records(p, job, tasks)
+        trajs, read_rejects, _ = read_trajectory_records(p, job, tasks)
         kept, filtered = apply_filters(trajs, "trajectory", config.filters)
         return Built(outputs={TRAJECTORIES: kept}, rejects=read_rejects + rejects, filtered=[filtered])
 

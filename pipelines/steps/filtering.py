@@ -35,20 +35,20 @@ from typing import Any
 import apache_beam as beam
 
 from swemine.corpora.records import FILTERED_SCHEMA
+from swemine.filters import quality
 from swemine.filters.benchmark_sets import load_benchmarks
 from swemine.filters.canon import RepoCanon
 from swemine.filters.decontam import STAGE as DECONTAM_STAGE
 from swemine.filters.decontam import Decontaminator, boilerplate_features, doc_key
 from swemine.filters.fields import spec_for
 from swemine.filters.license import license_stage_fn
-from swemine.filters.quality import GROUP_STAGE, QualityConfig, instance_key, quality_stage_fn, select_per_instance
 from swemine.filters.report import contamination_rows, write_contamination_report
 from swemine.filters.secrets import SecretsConfig, secrets_stage_fn
 from swemine.manifests.shards import read_rows
 from swemine.pipelines.configs import FilterSettings
 from swemine.pipelines.engine.stage import FILTERED, REJECTS, Counters, StageDoFn, apply_stage, route
 from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
-from swemine.pipelines.steps.dedup_stage import Dedup
+from swemine.pipelines.steps.dedup_stage import COPIES, Dedup
 
 
 def build_decontaminator(settings: FilterSettings) -> Decontaminator:
@@ -104,21 +104,53 @@ def _boilerplate(pcoll, settings: FilterSettings, record_type: str):
         lambda kvs, n: sorted(boilerplate_features(dict(kvs), n, cfg)), n=beam.pvalue.AsSingleton(n_docs)))
 
 
-class GroupStage(beam.DoFn):
-    """``(instance, trajectories)`` → per-instance quality selection, counted per record."""
+class _Select(beam.DoFn):
+    """``(candidate, record)`` + the decisions → the record kept or ``Filtered``, counted; copies whose outcomes
+    differ go on ``copies``. ``copies=True``: ``(candidate, its copies)`` → each copy with one outcome."""
 
-    def __init__(self, cfg: QualityConfig, record_type: str):
-        self.cfg, self.record_type = cfg, record_type
+    stage = quality.GROUP_STAGE
 
-    stage = GROUP_STAGE
+    def __init__(self, record_type: str, copies: bool = False):
+        self.record_type, self.copies = record_type, copies
 
     def setup(self):
         self.counters = Counters(self.stage)
 
-    def process(self, kv):
-        recs = list(kv[1])
-        self.counters.inc("in", len(recs))
-        yield from route(self.counters, select_per_instance(recs, self.cfg, self.record_type))
+    def process(self, item, decisions):
+        cand, records = item if self.copies else (item[0], [item[1]])
+        outcomes = decisions.get(cand, (None,))
+        if not self.copies:
+            self.counters.inc("in")
+            if len(outcomes) > 1:
+                yield beam.pvalue.TaggedOutput(COPIES, item)
+                return
+        results = [quality.apply_outcome(r, o, self.record_type) for r, o in zip(records, outcomes)]
+        yield from route(self.counters, results)
+
+
+class SelectPerInstance(beam.PTransform):
+    """Stage ``quality_group`` → ``(kept, filtered)``: only each record's :class:`~swemine.filters.quality.Candidate`
+    is grouped by instance (:func:`~swemine.filters.quality.instance_decisions`); the decisions come back as a side
+    input and each record is kept or dropped where it is. Copies of one record meet when their outcomes differ."""
+
+    def __init__(self, cfg: quality.QualityConfig, record_type: str):
+        super().__init__()
+        self.cfg, self.record_type = cfg, record_type
+
+    def expand(self, pcoll):
+        cfg = self.cfg
+        items = pcoll | "Candidates" >> beam.Map(lambda r: (quality.candidate(r, cfg), r))
+        by_instance = items | "ByInstance" >> beam.Map(lambda it: (it[0].instance, it[0]))
+        decisions = beam.pvalue.AsDict(by_instance | "InstanceGroup" >> beam.GroupByKey()
+                                       | "Decide" >> beam.FlatMap(lambda kv: quality.instance_decisions(kv[1], cfg)))
+        res = items | "Select" >> beam.ParDo(_Select(self.record_type), decisions).with_outputs(
+            FILTERED, COPIES, main="main")
+        copies = (res[COPIES]
+                  | "CopiesGroup" >> beam.GroupByKey()
+                  | "SelectCopies" >> beam.ParDo(_Select(self.record_type, copies=True), decisions).with_outputs(
+                      FILTERED, main="main"))
+        return ((res.main, copies.main) | "Kept" >> beam.Flatten(),
+                (res[FILTERED], copies[FILTERED]) | "Dropped" >> beam.Flatten())
 
 
 class ApplyFilters(beam.PTransform):
@@ -150,13 +182,9 @@ class ApplyFilters(beam.PTransform):
             filtered += [filt, rej | "LicenseErrors" >> beam.Map(reject_as_filtered)]
         if settings.quality and record_type == "trajectory":
             qcfg = settings.quality.config()
-            kept, rej, filt = apply_stage(kept, "quality", lambda: quality_stage_fn(record_type, qcfg))
-            res = (kept
-                   | "ByInstance" >> beam.Map(lambda t: (instance_key(t), t))
-                   | "InstanceGroup" >> beam.GroupByKey()
-                   | "QualityGroup" >> beam.ParDo(GroupStage(qcfg, record_type)).with_outputs(FILTERED, main="main"))
-            kept = res.main
-            filtered += [filt, rej | "QualityErrors" >> beam.Map(reject_as_filtered), res[FILTERED]]
+            kept, rej, filt = apply_stage(kept, "quality", lambda: quality.quality_stage_fn(record_type, qcfg))
+            kept, group_filt = kept | "QualityGroup" >> SelectPerInstance(qcfg, record_type)
+            filtered += [filt, rej | "QualityErrors" >> beam.Map(reject_as_filtered), group_filt]
         if settings.dedup:
             kept, filt = kept | "Dedup" >> Dedup(record_type, settings.dedup.config(), spec)
             filtered.append(filt)

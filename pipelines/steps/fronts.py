@@ -2,16 +2,12 @@
 
 ``read_tasks(p, specs)`` → ``(tasks, rejects)``: stage ``tasks`` (one spec → its tasks).
 
-``read_trajectories(p, source, tasks, task_fields)`` → ``(groups, rejects)``: stage ``read``
-(unit → trajectories, run labels and rejects), then ONE CoGroupByKey by instance with the labels and the tasks,
-then stage ``join`` (:func:`swemine.corpora.normalize.join_instance`, counted per trajectory): one group
-``{"instance_id", "task", "trajs"}`` per instance that has trajectories, or per task when there are no inputs
-(gold-only localization). The task is :func:`swemine.corpora.tasks.pick_task` of those listing the instance.
-``trajectories(groups)`` flattens the groups back into trajectory records.
-
-``read_trajectory_records(p, source, tasks)`` → ``(records, rejects)``: the same records and ``join`` counters for a
-job that needs no groups (``trajectories``): labels and tasks are side inputs, so the trajectories are not
-shuffled by instance (a run over 104 MB took about a fifth less CPU and a tenth less memory).
+``read_trajectory_records(p, source, tasks, task_fields)`` → ``(records, rejects, task_side)``: stage ``read``
+(unit → trajectories, run labels and rejects), then stage ``join`` (:func:`swemine.corpora.normalize.join_instance`,
+per trajectory) with the labels and the task (:func:`swemine.corpora.tasks.pick_task`) of its instance, looked up
+in side inputs: trajectories are never shuffled (grouping them took a fifth more CPU over 104 MB of runs).
+:func:`with_task` / :func:`with_gold` look a trajectory's task up in ``task_side`` again; :func:`group_by_instance`
+(instance ids only, or a job's own grouping) counts ``join.info.unused_tasks``.
 """
 from __future__ import annotations
 
@@ -73,40 +69,6 @@ class _SplitKinds(beam.DoFn):
             yield beam.pvalue.TaggedOutput("labels", wrap(kv))
 
 
-class _Join(beam.DoFn):
-    """One instance's trajectories, labels and tasks → its group; counts ``join.in/out`` per trajectory,
-    ``join.info.labelled`` and ``join.info.unused_tasks`` (tasks of instances that have no trajectory)."""
-
-    stage = "join"
-
-    def __init__(self, with_inputs: bool):
-        self.with_inputs = with_inputs
-
-    def setup(self):
-        self.counters = Counters(self.stage)
-
-    def process(self, kv):
-        iid, grouped = kv
-        group = self._group(iid, grouped)
-        if group is not None:
-            yield group
-
-    def _group(self, iid: str, grouped: dict) -> dict | None:
-        """The instance's group, or ``None`` when there is none to emit."""
-        trajs = [unpack(t) for t in grouped.get("trajs", ())]
-        task = pick_task(grouped.get("tasks", ()))
-        if not trajs and (self.with_inputs or task is None):
-            if task is not None:
-                self.counters.inc("info.unused_tasks")
-            return None
-        labels = [lb for batch in grouped.get("labels", ()) for lb in batch]
-        group = join_instance(iid, trajs, labels, task)
-        self.counters.inc("in", len(trajs))
-        self.counters.inc("out", len(trajs))
-        self.counters.inc("info.labelled", sum(t["resolved"] is not None for t in group["trajs"]))
-        return group
-
-
 def _read(p: beam.Pipeline, source):
     """Stage ``read`` over ``source``'s units: ``(instance_id, packed trajectory)`` pairs, the run labels
     (``(instance_id, [labels])``, with those of the ``--labels`` files) and the rejects."""
@@ -123,43 +85,56 @@ def _read(p: beam.Pipeline, source):
     return split.trajs, labels, read_rejects
 
 
-def _keyed_tasks(tasks, task_fields: tuple[str, ...] | None):
-    """``(instance_id, task)`` of every task (``task_fields`` only; ``None``: the whole task)."""
-    keep = (lambda t: t) if task_fields is None else (lambda t: {k: t.get(k) for k in task_fields})
-    return tasks | "KeyTasks" >> beam.Map(lambda t: (t["instance_id"], keep(t)))
+class _Indexed(beam.DoFn):
+    """Looks instances up in the side inputs ``labels`` and ``tasks``, indexed once per process. They travel packed:
+    the runner's side input cache sizes what it holds by walking every object (0.3 s of a 1.8 s run as dicts)."""
 
+    stage = "join"
 
-def read_trajectories(p: beam.Pipeline, source, tasks=None, task_fields: tuple[str, ...] | None = TASK_CONTEXT):
-    """Read ``source`` (a job's :class:`~swemine.pipelines.configs.TrajectoryInputs`: inputs, size limit, symlink
-    rule), join labels and ``tasks`` (a PCollection, or ``None``) once; returns ``(groups, rejects)``, one group
-    per instance with every trajectory of it. ``task_fields`` keeps only those task fields in the shuffle
-    (``None``: the whole task)."""
-    keyed, rejects = {}, []
-    if source.inputs:
-        trajs, labels, read_rejects = _read(p, source)
-        keyed.update(trajs=trajs, labels=labels)
-        rejects.append(read_rejects)
-    if tasks is not None:
-        keyed["tasks"] = _keyed_tasks(tasks, task_fields)
-    groups = keyed | "CoGroup" >> beam.CoGroupByKey() | "Join" >> beam.ParDo(_Join(bool(source.inputs)))
-    return groups, rejects
-
-
-class _JoinEach(_Join):
-    """One trajectory with its instance's labels and task, looked up in side inputs: the records and counters of
-    :class:`_Join` without grouping the trajectories by instance. The side inputs (the whole run's labels and
-    tasks, one global window) are indexed by instance once per process, not fetched per trajectory."""
-
-    def __init__(self):
-        super().__init__(with_inputs=True)
+    def setup(self):
+        self.counters = Counters(self.stage)
         self._index: tuple[dict, dict] | None = None
 
-    def process(self, kv, labels, tasks=()):
+    def index(self, labels, tasks) -> tuple[dict, dict]:
         if self._index is None:
-            self._index = (_by_key(map(unpack, labels)), _by_key(map(unpack, tasks)))
+            by_labels = _by_key((iid, lb) for iid, batch in map(unpack, labels) for lb in batch)
+            self._index = by_labels, {iid: pick_task(ts) for iid, ts in _by_key(map(unpack, tasks)).items()}
+        return self._index
+
+
+class _Join(_Indexed):
+    """One trajectory joined with its instance's labels and task; counts ``join.in/out`` and
+    ``join.info.labelled``."""
+
+    def process(self, kv, labels, tasks=()):
+        by_labels, by_task = self.index(labels, tasks)
         iid, packed = kv
-        grouped = {"trajs": [packed], "labels": self._index[0].get(iid, ()), "tasks": self._index[1].get(iid, ())}
-        yield from self._group(iid, grouped)["trajs"]
+        [traj] = join_instance(iid, [unpack(packed)], by_labels.get(iid, ()), by_task.get(iid))["trajs"]
+        self.counters.inc("in")
+        self.counters.inc("out")
+        self.counters.inc("info.labelled", int(traj["resolved"] is not None))
+        yield traj
+
+
+class _WithTask(_Indexed):
+    """A trajectory → ``(trajectory, its instance's task or None)``."""
+
+    def process(self, traj, tasks):
+        yield traj, self.index((), tasks)[1].get(traj["instance_id"])
+
+
+def with_task(trajs, task_side):
+    """``(trajectory, its instance's task or None)`` pairs (the fields the join took; ``task_side`` ``None``: no
+    tasks)."""
+    if task_side is None:
+        return trajs | "NoTask" >> beam.Map(lambda t: (t, None))
+    return trajs | "WithTask" >> beam.ParDo(_WithTask(), task_side)
+
+
+def with_gold(trajs, task_side):
+    """``{"trajectory", "gold_patch"}`` items: its task's patch ("" without one)."""
+    return with_task(trajs, task_side) | "WithGold" >> beam.Map(
+        lambda tt: {"trajectory": tt[0], "gold_patch": (tt[1] or {}).get("patch") or ""})
 
 
 def _by_key(pairs) -> dict:
@@ -171,37 +146,47 @@ def _by_key(pairs) -> dict:
 
 
 class _UnusedTasks(beam.DoFn):
-    """``join.info.unused_tasks``: the instances that have a task and no trajectory."""
+    """``join.info.unused_tasks``: the instances that have a task and no trajectory; without inputs, each task's
+    instance is a join of no trajectory (``join.in``, ``join.out`` and ``join.info.labelled`` stay 0)."""
 
     stage = "join"
+
+    def __init__(self, with_inputs: bool):
+        self.with_inputs = with_inputs
 
     def setup(self):
         self.counters = Counters(self.stage)
 
     def process(self, kv):
         _, grouped = kv
-        if grouped["tasks"] and not grouped["seen"]:
-            self.counters.inc("info.unused_tasks")
+        if grouped["tasks"] and not grouped["trajs"]:
+            if self.with_inputs:
+                self.counters.inc("info.unused_tasks")
+            else:
+                for name in ("in", "out", "info.labelled"):
+                    self.counters.inc(name, 0)
         return ()
 
 
-def read_trajectory_records(p: beam.Pipeline, source, tasks=None):
-    """The trajectory records of ``source`` joined with run labels and ``tasks`` as :func:`read_trajectories`
-    joins them, for a job that needs records rather than instance groups; returns ``(records, rejects)``.
-    Labels and tasks are small tables, looked up as side inputs: the trajectories themselves are not shuffled.
-    They travel packed: the runner's side input cache sizes what it holds by walking every object (0.3 s of a
-    1.8 s run for the labels of 104 MB of runs as dicts, nothing as bytes)."""
+def group_by_instance(trajs, tasks, with_inputs: bool):
+    """``(instance, x)`` per trajectory and ``(instance, task)`` per task grouped into ``{"trajs", "tasks"}``,
+    counted by :class:`_UnusedTasks` (``with_inputs``: whether the job reads trajectories at all)."""
+    grouped = {"trajs": trajs, "tasks": tasks} | "TaskUse" >> beam.CoGroupByKey()
+    _ = grouped | "UnusedTasks" >> beam.ParDo(_UnusedTasks(with_inputs))
+    return grouped
+
+
+def read_trajectory_records(p: beam.Pipeline, source, tasks=None, task_fields: tuple[str, ...] = TASK_CONTEXT,
+                            unused_tasks: bool = True):
+    """The trajectory records of ``source`` (a job's :class:`~swemine.pipelines.configs.TrajectoryInputs`) joined
+    with run labels and ``tasks`` (or ``None``; their ``task_fields`` only): ``(records, rejects, task_side)``.
+    ``unused_tasks=False``: the job calls :func:`group_by_instance` itself."""
     trajs, labels, read_rejects = _read(p, source)
     side = {"labels": beam.pvalue.AsIter(labels | "PackLabels" >> beam.Map(pack))}
     if tasks is not None:
-        keyed_tasks = _keyed_tasks(tasks, TASK_CONTEXT)
+        keyed_tasks = tasks | "KeyTasks" >> beam.Map(lambda t: (t["instance_id"], {k: t.get(k) for k in task_fields}))
         side["tasks"] = beam.pvalue.AsIter(keyed_tasks | "PackTasks" >> beam.Map(pack))
-        seen = trajs | "TrajInstances" >> beam.Map(lambda kv: (kv[0], True))
-        _ = {"seen": seen, "tasks": keyed_tasks} | "TaskUse" >> beam.CoGroupByKey() | "UnusedTasks" >> beam.ParDo(
-            _UnusedTasks())
-    return trajs | "Join" >> beam.ParDo(_JoinEach(), **side), [read_rejects]
-
-
-def trajectories(groups, label: str = "Trajectories"):
-    """The joined trajectory records of ``groups``."""
-    return groups | label >> beam.FlatMap(lambda g: g["trajs"])
+        if unused_tasks:
+            group_by_instance(trajs | "TrajInstances" >> beam.Map(lambda kv: (kv[0], True)),
+                              keyed_tasks | "TaskInstances" >> beam.Map(lambda kv: (kv[0], True)), bool(source.inputs))
+    return trajs | "Join" >> beam.ParDo(_Join(), **side), [read_rejects], side.get("tasks")

@@ -12,8 +12,8 @@ from swemine.corpora.records import Filtered
 from swemine.filters.quality import (
     QualityConfig,
     action_key,
+    candidate,
     check_quality,
-    instance_key,
     quality_stage_fn,
     select_per_instance,
 )
@@ -71,7 +71,7 @@ def test_same_action_sequence_needs_actions(classic_corpora):
     trajs = normalize_paths(classic_corpora)[0]
     groups = collections.defaultdict(list)
     for t in trajs:
-        groups[instance_key(t)].append(t)
+        groups[candidate(t, QualityConfig()).instance].append(t)
     dups = [r for g in groups.values() for r in select_per_instance(g, QualityConfig()) if isinstance(r, Filtered)]
     assert [(d["reason"], json.loads(d["record_json"])["harness"], json.loads(d["record_json"])["instance_id"])
             for d in dups] == [("duplicate_actions", "moatless", "django__django-9296")]

@@ -8,8 +8,9 @@ from swemine.corpora.records import Filtered
 from swemine.filters.quality import (
     QualityConfig,
     action_key,
+    candidate,
     check_quality,
-    instance_key,
+    instance_decisions,
     quality_stage_fn,
     select_per_instance,
 )
@@ -105,10 +106,39 @@ def test_action_key_keeps_step_boundaries():
     assert two != action_key(traj([step(0, "ls -a src cd x && make")]))
 
 
-def test_instance_key():
-    assert instance_key({"instance_id": "a__b-1", "record_id": "r"}) == "a__b-1"
-    assert instance_key({"instance_id": "", "record_id": "r"}) == "record:r"
-    assert instance_key({}) == "record:"
+def test_candidate_is_the_record_stand_in():
+    t = {**traj([step(0, "cat pkg/a.py and then some")], rid="r"), "source_uri": "a/x.traj", "source_locator": "3"}
+    c = candidate(t, QualityConfig())
+    assert c == (1, "r", "a/x.traj", "3", action_key(t), "i1") and c.instance == "i1"
+    assert candidate(t, QualityConfig(dedup_actions=False)).action_key == ""     # no key taken when unused
+    assert candidate({"instance_id": "", "record_id": "r"}, QualityConfig()).instance == "record:r"
+    assert candidate({}, QualityConfig()).instance == "record:"
+
+
+def test_records_sharing_an_id_are_taken_in_source_order():
+    """One run read under two paths (a doubled corpus): the copy from the first path is kept, whatever the order
+    the records arrive in; the other is the duplicate."""
+    steps = [step(0, "cat pkg/a.py"), step(1, "cat pkg/b.py")]
+    a = {**traj(steps, rid="r"), "source_uri": "a/run.traj", "source_locator": ""}
+    b = {**traj(steps, rid="r"), "source_uri": "b/run.traj", "source_locator": ""}
+    for order in ([a, b], [b, a]):
+        out = select_per_instance(order, QualityConfig())
+        assert [(r.get("source_uri"), r.get("reason")) for r in out] == [
+            ("a/run.traj", None), ("b/run.traj", "duplicate_actions")]
+
+
+def test_instance_decisions_name_the_candidates_not_simply_kept():
+    steps = [step(0, "cat pkg/a.py"), step(1, "cat pkg/b.py")]
+    short, twin = traj(steps, rid="a"), traj(steps, rid="b")
+    long_ = traj(steps + [step(2, "grep -rn x pkg")], rid="c")
+    cfg = QualityConfig(keep_shortest=1)
+    cands = [candidate(t, cfg) for t in (long_, twin, short)]
+    dup = ("duplicate_actions", {"rule": "same_action_sequence", "kept_record_id": "a", "instance_id": "i1",
+                                 "action_hash": action_key(short)[:16]})
+    beyond = ("not_n_shortest", {"rule": "keep_n_shortest", "n": 1, "n_steps": 3, "instance_id": "i1"})
+    assert instance_decisions(cands, cfg) == [(cands[1], (dup,)), (cands[0], (beyond,))]     # in selection order
+    # copies of one record (every candidate field equal): one outcome per copy, in the order the rules take them
+    assert instance_decisions([cands[2], cands[2]], cfg) == [(cands[2], (None, dup))]
 
 
 def test_per_instance_order_duplicates_and_keep_n():

@@ -153,3 +153,33 @@ def test_apply_filters_boilerplate_side_input(corpora_dir, tmp_path):
     from swemine.filters.decontam import DecontamConfig, decontaminate
     _, plain = decontaminate(rows, "source_file", load_benchmarks(list(settings.benchmarks)), DecontamConfig(levels=("content",)))
     assert [p["evidence_json"] for p in plain] == [leak["evidence_json"]]
+
+
+def test_per_instance_selection_groups_candidates_only_and_keeps_the_plain_rules(corpora_dir):
+    """``SelectPerInstance`` groups only each record's candidate by instance and keeps or drops the records where
+    they are: the same records and ``Filtered`` rows as the plain rules, over the SWE-agent corpus read under two
+    paths (records that share an id) plus a byte-identical copy of one record (one kept, its copy dropped)."""
+    import apache_beam as beam
+    from apache_beam.testing.util import assert_that, equal_to
+
+    from swemine.corpora.normalize import normalize_paths
+    from swemine.filters.quality import QualityConfig, candidate, select_per_instance
+    from swemine.pipelines.steps.filtering import SelectPerInstance
+
+    trajs = normalize_paths([str(corpora_dir / "swe-agent")])[0]
+    records = trajs + [{**t, "source_uri": "z/" + t["source_uri"]} for t in trajs] + [trajs[0]]
+    cfg = QualityConfig(keep_shortest=2)
+    groups: dict[str, list] = {}
+    for t in records:
+        groups.setdefault(candidate(t, cfg).instance, []).append(t)
+    plain = [r for g in groups.values() for r in select_per_instance(g, cfg)]
+    as_json = lambda r: json.dumps(r, sort_keys=True, default=str)  # noqa: E731
+    want_kept = sorted(as_json(r) for r in plain if "reason" not in r)
+    want_dropped = sorted(as_json(r) for r in plain if "reason" in r)
+    first = trajs[0]["record_id"], trajs[0]["source_uri"]
+    copy = [r for r in plain if (r.get("record_id"), r.get("source_uri")) == first]
+    assert sorted("reason" in r for r in copy) == [False, True] and len(want_dropped) > len(trajs)  # kept once
+    with beam.Pipeline(runner="FnApiRunner") as p:
+        kept, dropped = p | beam.Create(records) | SelectPerInstance(cfg, "trajectory")
+        assert_that(kept | "KeptJson" >> beam.Map(as_json), equal_to(want_kept), label="Kept")
+        assert_that(dropped | "DroppedJson" >> beam.Map(as_json), equal_to(want_dropped), label="Dropped")

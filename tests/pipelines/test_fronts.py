@@ -1,16 +1,17 @@
-"""The shared front: trajectories, run labels and tasks joined once per instance, with one stable task choice."""
+"""The shared front: trajectories joined with run labels and tasks (side inputs), with one stable task choice."""
 from __future__ import annotations
 
 import json
 
 import apache_beam as beam
+from apache_beam.metrics.metric import MetricsFilter
 from apache_beam.testing.util import assert_that, equal_to
 
 from swemine.corpora.samples import sample_root
 from swemine.corpora.tasks import load_tasks, pick_task
 from swemine.pipelines.configs import TrajectoriesJob
 from swemine.pipelines.engine.runner import beam_options
-from swemine.pipelines.steps.fronts import read_tasks, read_trajectories, trajectories
+from swemine.pipelines.steps.fronts import TASK_CONTEXT, read_tasks, read_trajectory_records, with_gold
 
 ROOT = sample_root()
 TASKS = f"{ROOT}/tasks/sample_tasks.jsonl"
@@ -43,33 +44,32 @@ def test_pick_task_among_equal_ids_is_the_fullest_whatever_the_order(corpora_dir
     assert pick_task(both) is pick_task(both[::-1]) and pick_task(both)["created_at"] == "2022-07-18T01:36:33Z"
 
 
-def test_groups_carry_the_picked_task_and_joined_trajectories(tmp_path):
+def test_records_carry_the_picked_task_and_its_patch_is_their_gold(tmp_path):
     other, _ = _variant(tmp_path)
     both = [t for t in load_tasks([TASKS, other]) if t["instance_id"] == "samples__calc-1"]
     chosen = min(both, key=lambda t: t["record_id"])["patch"]
     with beam.Pipeline(options=beam_options([])) as p:
         tasks, _ = read_tasks(p, [TASKS, other])
-        groups, _ = read_trajectories(p, TrajectoriesJob(inputs=(f"{ROOT}/trajectories",)), tasks, task_fields=None)
-        calc1 = groups | beam.Filter(lambda g: g["instance_id"] == "samples__calc-1")
-        assert_that(calc1 | beam.Map(lambda g: (g["task"]["patch"] == chosen, len(g["trajs"]) > 0,
-                                                {t["repo"] for t in g["trajs"]})),
-                    equal_to([(True, True, {"samples/calc"})]), label="OneGroup")
-        # flattening gives the group's trajectories back (every one read for the instance)
-        ids = trajectories(groups) | beam.Map(lambda t: t["instance_id"])
-        counts = ids | beam.combiners.Count.PerElement() | beam.Filter(lambda kv: kv[0] == "samples__calc-1")
-        assert_that(counts | beam.Map(lambda kv: kv[1] > 0), equal_to([True]), label="Flattened")
+        job = TrajectoriesJob(inputs=(f"{ROOT}/trajectories",))
+        records, _, task_side = read_trajectory_records(p, job, tasks, task_fields=(*TASK_CONTEXT, "patch"))
+        items = with_gold(records, task_side)
+        calc1 = items | beam.Filter(lambda it: it["trajectory"]["instance_id"] == "samples__calc-1")
+        got = calc1 | beam.Map(lambda it: (it["gold_patch"] == chosen, it["trajectory"]["repo"])) | beam.Distinct()
+        assert_that(got, equal_to([(True, "samples/calc")]))
 
 
-def test_without_inputs_every_task_is_one_group(tmp_path):
+def test_without_inputs_the_join_runs_over_no_trajectory(tmp_path):
+    """Gold-only localization reads no trajectories: no record, no reject, and ``join`` counts 0 in and out."""
     other, _ = _variant(tmp_path)
-    n_instances = len({t["instance_id"] for t in load_tasks([TASKS])})
-    with beam.Pipeline(options=beam_options([])) as p:
+    with beam.Pipeline(runner="FnApiRunner") as p:
         tasks, _ = read_tasks(p, [TASKS, other])
-        groups, rejects = read_trajectories(p, TrajectoriesJob(), tasks, task_fields=None)
-        assert rejects == []
-        shapes = groups | beam.Map(lambda g: (len(g["trajs"]), g["task"] is not None))
-        assert_that(shapes | beam.combiners.Count.Globally(), equal_to([n_instances]), label="OnePerInstance")
-        assert_that(shapes | beam.Distinct(), equal_to([(0, True)]), label="TaskOnly")
+        records, rejects, task_side = read_trajectory_records(p, TrajectoriesJob(), tasks)
+        assert task_side is not None
+        assert_that(records, equal_to([]), label="NoRecords")
+        assert_that(rejects[0], equal_to([]), label="NoRejects")
+    join = {c.key.metric.name: c.committed for c in p.result.metrics().query(
+        MetricsFilter().with_namespace("swemine"))["counters"] if c.key.metric.name.startswith("join.")}
+    assert join == {"join.in": 0, "join.out": 0, "join.info.labelled": 0}
 
 
 def test_labels_held_back_in_small_batches_join_as_without_beam(monkeypatch):
@@ -83,8 +83,8 @@ def test_labels_held_back_in_small_batches_join_as_without_beam(monkeypatch):
     fields = ("record_id", "resolved", "resolved_source", "final_patch", "final_patch_source", "model_name")
     assert sum(t["resolved_source"].startswith(("report.json", "sb-cli-report")) for t in want) >= 2
     with beam.Pipeline(options=beam_options([])) as p:
-        groups, _ = read_trajectories(p, TrajectoriesJob(inputs=(f"{ROOT}/trajectories",)))
-        got = trajectories(groups) | beam.Map(lambda t: tuple(t[f] for f in fields))
+        records, _, _ = read_trajectory_records(p, TrajectoriesJob(inputs=(f"{ROOT}/trajectories",)))
+        got = records | beam.Map(lambda t: tuple(t[f] for f in fields))
         assert_that(got, equal_to([tuple(t[f] for f in fields) for t in want]))
 
 

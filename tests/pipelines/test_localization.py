@@ -101,3 +101,49 @@ def test_negatives_flag_with_repos(tmp_path, capsys):
         assert row["retrieval_hard_negative_sources"] == ["bm25"] * min(k, 5)
         assert read_manifest(out)["config"]["negatives"] == k
     capsys.readouterr()
+
+
+def test_trajectories_with_repos_as_the_plain_miner(tmp_path, capsys):
+    """With ``--repos``, only the runs' summaries meet per instance and each trajectory is labelled where it is,
+    against its instance's context (which of the paths its runs named exist at the base commit): the records of
+    :func:`~swemine.miners.localization.mine.mine_instance` over the whole instance, byte for byte."""
+    from swemine.corpora.normalize import normalize_paths
+    from swemine.corpora.repos import GitRepo
+    from swemine.corpora.tasks import tasks_by_instance
+    from swemine.miners.code_structure import StructureParser
+    from swemine.miners.localization.mine import mine_instance
+
+    repos = tmp_path / "repos"
+    repo = ScratchRepo(repos / "acme__demo")
+    src = "class A:\n    def m(self):\n        return 1\n"
+    base_files = {"pkg/a.py": src, "pkg/util.py": "def u():\n    return 0\n", "pkg/other.py": "X = 1\n"}
+    base, patch = repo.change(base_files, {"pkg/a.py": src.replace("return 1", "return 2")})
+    _, own = repo.change(base_files, {"pkg/a.py": src.replace("return 1", "return 3"), "repro.py": "print(1)\n"})
+    task_file = tmp_path / "tasks.jsonl"
+    task_file.write_text(json.dumps({"instance_id": "acme__demo-1", "repo": "acme/demo", "base_commit": base,
+                                     "patch": patch, "problem_statement": "A.m returns the wrong value"}) + "\n")
+    steps = [("open pkg/other.py", "[File: /testbed/pkg/other.py (1 lines total)]\n1:X = 1\n"),
+             ("cat pkg/util.py", "def u():\n    return 0\n"), ("echo 'print(1)' > repro.py", ""),
+             ("open pkg/a.py", "[File: /testbed/pkg/a.py (3 lines total)]\n1:class A:\n2:    def m(self):\n"),
+             ("edit 3:3\n        return 3\nend_of_edit", "File updated.")]
+    runs = []
+    for name, n in (("r1", 5), ("r2", 3)):
+        run = tmp_path / "runs" / name / "acme__demo-1.traj"
+        run.parent.mkdir(parents=True)
+        run.write_text(json.dumps({"trajectory": [{"action": a, "observation": o} for a, o in steps[:n]],
+                                   "info": {"submission": own if n == 5 else "", "exit_status": "submitted"}}))
+        runs.append(str(run))
+    out = str(tmp_path / "loc")
+    assert main(["run", "localization", *[a for r in runs for a in ("--input", r)], "--tasks", str(task_file),
+                 "--repos", str(repos), "--output", out]) == 0
+    capsys.readouterr()
+    task = tasks_by_instance([str(task_file)])[0]["acme__demo-1"]
+    trajs = normalize_paths(runs, {"acme__demo-1": task})[0]
+    want = list(mine_instance(task, trajs, GitRepo(str(repo.root), name="acme/demo"), StructureParser()))
+    fields = ("record_id", "gold_quality", "gold_entities", "viewed_files", "scratch_files", "committed_files",
+              "committed_entities", "retrieval_hard_negatives", "retrieval_hard_negative_sources", "extra_json")
+    got = sorted(tuple(r[f] for f in fields) for r in _load(out))
+    assert got == sorted(tuple(r[f] for f in fields) for r in want) and len(got) == 2
+    rows = {r["committed_files"] and "r1" or "r2": r for r in _load(out)}
+    assert rows["r1"]["gold_quality"] == "repo" and rows["r1"]["scratch_files"] == ["repro.py"]
+    assert rows["r1"]["committed_files"] == ["pkg/a.py"] and "pkg/util.py" in rows["r1"]["viewed_files"]

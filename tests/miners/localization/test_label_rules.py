@@ -2,6 +2,7 @@
 the first edit" stops. Expected values are worked out by hand in the comments."""
 from swemine.corpora.formats.base import make_step
 from swemine.miners.localization.mine import majority_patch, viewed_before_first_edit
+from swemine.miners.localization.summary import summarize
 
 
 def _patch(path: str) -> str:
@@ -14,8 +15,9 @@ def test_only_resolved_runs_vote_for_the_majority_patch():
     trajs = [{"record_id": "1", "resolved": False, "final_patch": _patch("b.py")},
              {"record_id": "2", "resolved": None, "final_patch": _patch("b.py")},
              {"record_id": "3", "resolved": True, "final_patch": _patch("a.py")}]
-    assert majority_patch(trajs) == _patch("a.py")
-    assert majority_patch(trajs[:2]) == ""                      # no resolved run: no majority patch
+    runs = [summarize(t) for t in trajs]
+    assert majority_patch(runs) == _patch("a.py")
+    assert majority_patch(runs[:2]) == ""                      # no resolved run: no majority patch
 
 
 def _view(i: int, path: str):
@@ -28,4 +30,6 @@ def test_viewed_before_first_edit_stops_at_the_first_edit():
                        tool_args={"command": "str_replace", "path": "/repo/pkg/a.py", "old_str": "1", "new_str": "2"},
                        observation="edited"),
              _view(2, "/repo/pkg/b.py")]                       # seen after the edit: not "before the first edit"
-    assert viewed_before_first_edit({"steps": steps}, ["pkg/a.py", "pkg/b.py"]) == ["pkg/a.py"]
+    run = summarize({"steps": steps, "resolved": True})
+    assert viewed_before_first_edit(run, ["pkg/a.py", "pkg/b.py"]) == ["pkg/a.py"]
+    assert summarize({"steps": steps, "resolved": False}).pre_edit == ()    # only resolved runs need it

