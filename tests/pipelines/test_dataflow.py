@@ -67,7 +67,7 @@ def _specs(corpora_dir, tmp_path):
         "tasks": (tasks_mining.build_spec(TasksJob(repo=(repo,), localization=True)),
                   ["history_list", "history_mine", "history_dedupe", "localization"]),
         "fim": (fim.build_spec(FimJob(sources=(repo,), fim_format="repo")),
-                ["fim_read", "fim_parse", "fim_select", "Mix", "JoinContext", "fim_emit"]),
+                ["fim_read", "fim_parse", "fim_select", "Mix", "ContextFiles", "fim_emit"]),
         "sft": (sft.build_spec(SftJob(inputs=(trajs,), tasks=(lite,))),
                 ["read", "critic", "sft_select", "sft_render", "SftQualityGroup"]),
     }
