@@ -31,6 +31,7 @@ from swemine.manifests.shards import (
     finalize_shards,
     merge_parts,
     parts_folder,
+    read_rows,
     row_key,
     row_order,
     write_keyed_bucket,
@@ -104,14 +105,6 @@ def check_output(output: str, inputs: list[str]) -> None:
 
 
 @dataclass
-class RunContext:
-    """What a pipeline's ``build`` function gets: its run config (JSON), the config hash and the output directory."""
-    config: dict[str, Any]
-    config_hash: str
-    output: str
-
-
-@dataclass
 class Built:
     """What ``build`` returns: one PCollection per output prefix, plus reject / filtered PCollections."""
     outputs: dict[str, Any]
@@ -125,7 +118,7 @@ class PipelineSpec:
     name: str
     config: Any                                       # the job's resolved config (a test's spec: a plain mapping)
     outputs: dict[str, pa.Schema]                     # prefix -> schema, e.g. {"trajectories/train": TRAJECTORY_SCHEMA}
-    build: Callable[[beam.Pipeline, RunContext], Built]
+    build: Callable[[beam.Pipeline], Built]
     input_uris: list[str] = field(default_factory=list)
     num_buckets: int | None = None                    # shards per output; default from input size
     summarize: Callable[[str, dict], dict] | None = None  # extra manifest entries from the written run
@@ -136,20 +129,6 @@ def run_config(spec: PipelineSpec) -> dict[str, Any]:
     """The run config of ``spec`` as JSON: the job's name and its resolved config's ``to_json()``."""
     config = spec.config.to_json() if hasattr(spec.config, "to_json") else dict(spec.config)
     return {"pipeline": spec.name, **config}
-
-
-def combine_summaries(*hooks: Callable[[str, dict], dict] | None) -> Callable[[str, dict], dict] | None:
-    """One ``PipelineSpec.summarize`` hook running several (``None`` entries skipped), their dicts merged."""
-    live = [h for h in hooks if h is not None]
-    if not live:
-        return None
-
-    def summarize(output: str, stages: dict) -> dict:
-        merged: dict = {}
-        for hook in live:
-            merged.update(hook(output, stages) or {})
-        return merged
-    return summarize
 
 
 def beam_options(beam_args: list[str] | None, workers: int = 1) -> PipelineOptions:
@@ -249,11 +228,10 @@ def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = Non
         inputs = mf.input_listing(spec.input_uris, hashed=False)
     n_buckets = spec.num_buckets or _default_buckets(inputs)
     schemas = _schemas(spec)
-    ctx = RunContext(config=cfg, config_hash=cfg_hash, output=output)
     args = list(beam_args or [])
     parts = uses_parts(args, output)
     p = beam.Pipeline(options=beam_options(dataflow.with_staging(args), workers))
-    built = spec.build(p, ctx)
+    built = spec.build(p)
     for prefix, pcoll in built.outputs.items():
         pcoll | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], n_buckets, cfg_hash, parts)
     filters = getattr(spec.config, "filters", None)
@@ -309,10 +287,23 @@ def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
         stages = mf.stage_counters(_counters(result))
         infos = finalize_shards(output, _schemas(spec))
         extra = {"stage_order": stage_order(p), **(spec.summarize(output, stages) if spec.summarize else {})}
+        filters = getattr(spec.config, "filters", None)
+        if filters is not None and filters.benchmarks:
+            extra["contamination"] = contamination_report(output, filters)
         manifest = mf.build_manifest(pipeline=spec.name, config=cfg, cfg_hash=cfg_hash, inputs=inputs, stages=stages,
                                      outputs=[i.as_dict() for i in infos], started=started, extra=extra)
         mf.write_manifest(output, manifest)
         return manifest
+
+
+def contamination_report(output: str, filters) -> dict:
+    """Write the contamination report of the ``decontam`` drops in ``filtered/`` next to the shards; its summary."""
+    from swemine.filters.benchmark_sets import load_benchmarks
+    from swemine.filters.report import contamination_rows, write_contamination_report
+
+    rows = contamination_rows(read_rows(output, FILTERED_PREFIX))
+    counts = load_benchmarks(list(filters.benchmarks)).counts()
+    return write_contamination_report(output, rows, counts, filters.decontam.config().levels)
 
 
 def _remove_output_tmp(fs, root: str) -> None:

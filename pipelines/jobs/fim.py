@@ -16,12 +16,13 @@ import apache_beam as beam
 
 from swemine.corpora.records import Info, Reject
 from swemine.corpora.repos import spec_source_files
+from swemine.manifests.shards import read_rows
 from swemine.miners.fim.formats import FIM_SCHEMA, FIM_SPLITS
 from swemine.miners.fim.mine import (
+    DIST_FIELDS,
     EMIT_STAGE,
     MIX_STAGE,
     SELECT_STAGE,
-    SPECIAL_IN_CONTENT,
     FileSelection,
     apply_mixture,
     check_format,
@@ -29,6 +30,7 @@ from swemine.miners.fim.mine import (
     context_texts,
     emit_samples,
     file_key,
+    fim_summary,
     mixture_fractions,
     select_repo,
     selection_info,
@@ -39,14 +41,13 @@ from swemine.miners.fim.parse import FileParser
 from swemine.miners.fim.rationale import STAGE as RATIONALE_STAGE
 from swemine.miners.fim.scoring import FimConfig
 from swemine.pipelines.configs import FimJob, LLMConfig, ResolvedFim
-from swemine.pipelines.engine.runner import Built, PipelineSpec, combine_summaries
+from swemine.pipelines.engine.runner import Built, PipelineSpec
 from swemine.pipelines.engine.stage import FILTERED, Counters, apply_stage, gather, pack, unpack, unpack_group
 from swemine.pipelines.outputs import FIM as OUTPUT
 from swemine.pipelines.steps.dedup_stage import AnyCopy
-from swemine.pipelines.steps.filtering import apply_filters, contamination_summarizer
+from swemine.pipelines.steps.filtering import apply_filters
 
 READ_STAGE = "fim_read"
-DIST_FIELDS = ("loc", "complexity", "inferability", "fim_score", "difficulty")
 
 
 def _parse_factory(max_bytes: int):
@@ -164,45 +165,11 @@ def build(p, c: ResolvedFim) -> Built:
     return Built(outputs={OUTPUT: rows}, rejects=rejects, filtered=filtered)
 
 
-def _percentiles(values: list[float]) -> dict[str, float]:
-    if not values:
-        return {}
-    v = sorted(values)
-
-    def q(p: float) -> float:
-        return round(v[min(len(v) - 1, int(p * (len(v) - 1) + 0.5))], 4)
-    return {"p10": q(0.1), "p50": q(0.5), "p90": q(0.9), "n": len(v)}
-
-
 def summarize(output: str, stages: dict) -> dict:
-    """Counts and the p10/p50/p90 distribution report of the written samples (as the reference's step 3)."""
-    import fsspec
-
-    from swemine.manifests.shards import read_shard
-
-    cols: dict[str, list] = {f: [] for f in (*DIST_FIELDS, "fim_split")}
-    fs, root = fsspec.core.url_to_fs(output)
-    for path in sorted(fs.glob(f"{root}/{OUTPUT}-*-of-*.parquet")):
-        t = read_shard(fs, path, columns=list(cols))
-        for f in cols:
-            cols[f].extend(t.column(f).to_pylist())
-    dist = {"all": {f: _percentiles(cols[f]) for f in DIST_FIELDS}}
-    for split in FIM_SPLITS.values():
-        idx = [i for i, s in enumerate(cols["fim_split"]) if s == split]
-        if idx:
-            dist[split] = {f: _percentiles([cols[f][i] for i in idx]) for f in DIST_FIELDS}
-    info = stages.get(SELECT_STAGE, {}).get("info", {})
-    counts = {"files": stages.get(PARSE_STAGE, {}).get("in", 0),
-              "files_parsed": stages.get(PARSE_STAGE, {}).get("out", 0),
-              "functions": stages.get(PARSE_STAGE, {}).get("info", {}).get("functions", 0),
-              "selected_singles": info.get("selected_single_function", 0),
-              "selected_pairs": info.get("selected_function_pair", 0),
-              "selected_triples": info.get("selected_function_triple", 0),
-              "samples": len(cols["fim_split"]),
-              SPECIAL_IN_CONTENT: sum(stages.get(EMIT_STAGE, {}).get(k, {}).get(SPECIAL_IN_CONTENT, 0)
-                                      for k in ("info", "filtered"))}
-    print("fim: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
-    return {"fim_counts": counts, "fim_distribution": dist}
+    """The written samples' counts (printed too) and distribution report."""
+    summary = fim_summary(read_rows(output, OUTPUT, columns=[*DIST_FIELDS, "fim_split"]), stages)
+    print("fim: " + ", ".join(f"{k}={v}" for k, v in summary["fim_counts"].items()))
+    return summary
 
 
 def build_spec(job: FimJob) -> PipelineSpec:
@@ -213,6 +180,6 @@ def build_spec(job: FimJob) -> PipelineSpec:
         raise ValueError("the rationale stage needs --format chat")
     config = job.resolve()
     return PipelineSpec(name="fim", config=config, outputs={OUTPUT: FIM_SCHEMA},
-                        build=lambda p, ctx: build(p, config), num_buckets=job.shards or 1,
+                        build=lambda p: build(p, config), num_buckets=job.shards or 1,
                         scrub_filtered=False,     # samples come from scrubbed files
-                        summarize=combine_summaries(summarize, contamination_summarizer(config.filters)))
+                        summarize=summarize)

@@ -23,7 +23,7 @@ from swemine.pipelines.configs import TasksJob
 from swemine.pipelines.engine.runner import Built, PipelineSpec
 from swemine.pipelines.engine.stage import apply_stage
 from swemine.pipelines.outputs import LOCALIZATION, TASKS
-from swemine.pipelines.steps.filtering import apply_filters, contamination_summarizer
+from swemine.pipelines.steps.filtering import apply_filters
 
 
 class _Repos:
@@ -91,7 +91,7 @@ def build_spec(job: TasksJob) -> PipelineSpec:
     specs = [{"spec": r.spec, "name": r.name} for r in config.repos]
     cfg, issue_paths, cache_dir, rev = config.mine, list(config.issues), job.repo_cache, config.rev
 
-    def build(p, ctx):
+    def build(p):
         commits, list_rejects, _ = apply_stage(p | "RepoSpecs" >> beam.Create(specs), STAGE_LIST,
                                                lambda: _list_fn(rev, cache_dir, cfg), fanout=True)
         mined, mine_rejects, mine_filtered = apply_stage(
@@ -115,5 +115,4 @@ def build_spec(job: TasksJob) -> PipelineSpec:
         return Built(outputs=outputs, rejects=rejects, filtered=[mine_filtered, dup_filtered, task_filtered])
 
     schemas = {TASKS: TASK_SCHEMA, **({LOCALIZATION: LOCALIZATION_SCHEMA} if job.localization else {})}
-    return PipelineSpec(name="tasks", config=config, outputs=schemas, build=build, input_uris=issue_paths,
-                        summarize=contamination_summarizer(config.filters))
+    return PipelineSpec(name="tasks", config=config, outputs=schemas, build=build, input_uris=issue_paths)

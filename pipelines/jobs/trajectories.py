@@ -6,7 +6,7 @@ from swemine.corpora.records import TRAJECTORY_SCHEMA
 from swemine.pipelines.configs import TrajectoriesJob
 from swemine.pipelines.engine.runner import Built, PipelineSpec
 from swemine.pipelines.outputs import TRAJECTORIES
-from swemine.pipelines.steps.filtering import apply_filters, contamination_summarizer
+from swemine.pipelines.steps.filtering import apply_filters
 from swemine.pipelines.steps.fronts import read_optional_tasks, read_trajectory_records
 
 
@@ -15,7 +15,7 @@ def build_spec(job: TrajectoriesJob) -> PipelineSpec:
     configured filters."""
     config = job.resolve()
 
-    def build(p, ctx):
+    def build(p):
         tasks, rejects = read_optional_tasks(p, job.tasks)
         trajs, read_rejects, _ = read_trajectory_records(p, job, tasks)
         kept, filtered = apply_filters(trajs, "trajectory", config.filters)
@@ -23,4 +23,4 @@ def build_spec(job: TrajectoriesJob) -> PipelineSpec:
 
     return PipelineSpec(name="trajectories", config=config, outputs={TRAJECTORIES: TRAJECTORY_SCHEMA}, build=build,
                         input_uris=[u.uri for u in expand_inputs(list(job.inputs)) if u.kind == "file"],
-                        num_buckets=job.shards, summarize=contamination_summarizer(config.filters))
+                        num_buckets=job.shards)

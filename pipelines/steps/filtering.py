@@ -1,31 +1,7 @@
-"""The filter chain of every ``swemine run`` job as one Beam transform, and the contamination report hook.
-
-API (what a job module calls; the flags are :class:`swemine.pipelines.configs.FilterConfig`, resolved into a
-:class:`~swemine.pipelines.configs.FilterSettings`)::
-
-    def build_spec(job):
-        config = job.resolve()                    # config.filters: the job's FilterSettings
-        def build(p, ctx):
-            records = ...                         # a PCollection of records of one type
-            kept, filtered = apply_filters(records, "fim", config.filters, label="Fim")
-            return Built(outputs={FIM: kept}, rejects=[...], filtered=[filtered, ...])
-        return PipelineSpec(..., summarize=contamination_summarizer(config.filters))
-
-``apply_filters(pcoll, record_type, settings, label="")`` runs, in order and each only when configured:
-``decontam`` (the levels against ``--benchmark`` references, with corpus boilerplate n-grams computed in a first
-pass and passed as a side input) → ``secrets`` (scrub or drop) → ``license`` (allow-list) → ``quality`` +
-``quality_group`` (trajectories only: per-record rules, then per-instance duplicate-action / keep-N-shortest) →
-``dedup_exact`` / ``dedup_near``. It returns ``(kept, filtered)``; ``filtered`` (one PCollection of
-``FILTERED_SCHEMA`` rows) goes into ``Built.filtered`` so that every drop lands in ``<output>/filtered/`` with its
-reason and evidence. Call it once per output type, with a distinct ``label`` when a pipeline filters several
-types. Record types: ``trajectory``, ``task``, ``source_file``, ``fim``, ``localization``, ``error_diagnosis``,
-``error_view`` (see :data:`swemine.filters.fields.FIELD_SPECS`); any other type falls back to scanning every
-string field.
-
-``contamination_summarizer(settings)`` is a ``PipelineSpec.summarize`` hook: after the shards are written
-it reads the ``decontam`` drops from ``filtered/`` and writes ``contamination_report.parquet`` and
-``contamination_report.md`` next to the shards; its summary goes into ``manifest.json``.
-"""
+"""The filter chain of every job as one Beam transform: :func:`apply_filters` runs, each only when configured,
+``decontam`` (the corpus's boilerplate n-grams as a side input) → ``secrets`` → ``license`` → ``quality`` and
+``quality_group`` (trajectories only) → ``dedup_exact`` / ``dedup_near``, and returns ``(kept, filtered)``: every
+drop is a ``FILTERED_SCHEMA`` row with its reason and evidence (docs/filters.md)."""
 from __future__ import annotations
 
 import json
@@ -42,12 +18,9 @@ from swemine.filters.decontam import STAGE as DECONTAM_STAGE
 from swemine.filters.decontam import Decontaminator, boilerplate_features, doc_key
 from swemine.filters.fields import spec_for
 from swemine.filters.license import license_stage_fn
-from swemine.filters.report import contamination_rows, write_contamination_report
 from swemine.filters.secrets import SecretsConfig, secrets_stage_fn
-from swemine.manifests.shards import read_rows
 from swemine.pipelines.configs import FilterSettings
 from swemine.pipelines.engine.stage import FILTERED, REJECTS, Counters, StageDoFn, apply_stage, route
-from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
 from swemine.pipelines.steps.dedup_stage import COPIES, Dedup
 
 
@@ -206,16 +179,3 @@ def reject_as_filtered(rej: Mapping[str, Any]) -> dict:
                 "reason": f"filter_error:{rej.get('reason', '')}", "record_type": "",
                 "evidence_json": json.dumps({"message": rej.get("message", "")}), "record_json": rej.get("excerpt", "")})
     return row
-
-
-def contamination_summarizer(settings: FilterSettings):
-    """A ``PipelineSpec.summarize`` hook writing the contamination report; ``None`` when no benchmark is given."""
-    if not settings.benchmarks:
-        return None
-
-    def summarize(output: str, stages: dict) -> dict:
-        rows = contamination_rows(read_rows(output, FILTERED_PREFIX))
-        counts = load_benchmarks(list(settings.benchmarks)).counts()
-        return {"contamination": write_contamination_report(output, rows, counts, settings.decontam.config().levels)}
-
-    return summarize

@@ -93,7 +93,7 @@ def _beam_run(tmp_path, label, beam_args):
 
     files, names = corpus()
 
-    def build(p, ctx):
+    def build(p):
         kept, filtered = p | "Create" >> beam.Create(files, reshuffle=True) | Dedup("source_file")
         return Built(outputs={"data/train": kept}, filtered=[filtered])
 
@@ -208,7 +208,7 @@ def test_beam_dedup_counts_empty_keys(tmp_path):
     words = _doc(7)
     files = [_file("a", words), _file("b", words), _file("e1", []), _file("e2", []), _file("t", ["pass"])]
 
-    def build(p, ctx):
+    def build(p):
         kept, filtered = p | beam.Create(files) | Dedup("source_file")
         return Built(outputs={"data/train": kept}, filtered=[filtered])
 
@@ -267,7 +267,7 @@ def test_beam_dedup_makes_each_records_dedup_text_once(tmp_path, monkeypatch):
     monkeypatch.setattr(dedup, "dedup_text", counting)
     files, _ = corpus()
 
-    def build(p, ctx):
+    def build(p):
         kept, filtered = p | beam.Create(files) | dedup_stage.Dedup("source_file")
         return Built(outputs={"data/train": kept}, filtered=[filtered])
 
@@ -289,7 +289,7 @@ def test_beam_dedup_of_copies_that_share_an_id_matches_the_plain_twin(tmp_path):
     files, _ = corpus()
     files = files + [dict(f) for f in files] + [dict(files[7], content="\n".join(_doc(50)))]
 
-    def build(p, ctx):
+    def build(p):
         kept, filtered = p | beam.Create(files, reshuffle=True) | Dedup("source_file")
         return Built(outputs={"data/train": kept}, filtered=[filtered])
 

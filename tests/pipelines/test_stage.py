@@ -36,7 +36,7 @@ def _many(group: list[int]):
 
 
 def test_stage_routes_counts_and_balances(tmp_path):
-    def build(p, ctx):
+    def build(p):
         main, rej, filt = apply_stage(p | "Ints" >> beam.Create([0, 1, 2, 3, 4]), "one", lambda: _one)
         groups = p | "Groups" >> beam.Create([[1, 2, 3], [], [4]])
         fan, _, _ = apply_stage(groups, "many", lambda: _many, fanout=True)
