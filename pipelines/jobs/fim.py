@@ -42,9 +42,8 @@ from swemine.miners.fim.rationale import STAGE as RATIONALE_STAGE
 from swemine.miners.fim.scoring import FimConfig
 from swemine.pipelines.configs import FimJob, LLMConfig, ResolvedFim
 from swemine.pipelines.engine.runner import Built, PipelineSpec
-from swemine.pipelines.engine.stage import FILTERED, Counters, apply_stage, gather, pack, unpack, unpack_group
+from swemine.pipelines.engine.stage import FILTERED, AnyCopy, Counters, apply_stage, gather, pack, unpack, unpack_group
 from swemine.pipelines.outputs import FIM as OUTPUT
-from swemine.pipelines.steps.dedup_stage import AnyCopy
 from swemine.pipelines.steps.filtering import apply_filters
 
 READ_STAGE = "fim_read"

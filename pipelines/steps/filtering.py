@@ -20,8 +20,8 @@ from swemine.filters.fields import spec_for
 from swemine.filters.license import license_stage_fn
 from swemine.filters.secrets import SecretsConfig, secrets_stage_fn
 from swemine.pipelines.configs import FilterSettings
-from swemine.pipelines.engine.stage import FILTERED, REJECTS, Counters, StageDoFn, apply_stage, route
-from swemine.pipelines.steps.dedup_stage import COPIES, Dedup
+from swemine.pipelines.engine.stage import FILTERED, REJECTS, Decide, StageDoFn, apply_stage
+from swemine.pipelines.steps.dedup_stage import Dedup
 
 
 def build_decontaminator(settings: FilterSettings) -> Decontaminator:
@@ -77,34 +77,10 @@ def _boilerplate(pcoll, settings: FilterSettings, record_type: str):
         lambda kvs, n: sorted(boilerplate_features(dict(kvs), n, cfg)), n=beam.pvalue.AsSingleton(n_docs)))
 
 
-class _Select(beam.DoFn):
-    """``(candidate, record)`` + the decisions → the record kept or ``Filtered``, counted; copies whose outcomes
-    differ go on ``copies``. ``copies=True``: ``(candidate, its copies)`` → each copy with one outcome."""
-
-    stage = quality.GROUP_STAGE
-
-    def __init__(self, record_type: str, copies: bool = False):
-        self.record_type, self.copies = record_type, copies
-
-    def setup(self):
-        self.counters = Counters(self.stage)
-
-    def process(self, item, decisions):
-        cand, records = item if self.copies else (item[0], [item[1]])
-        outcomes = decisions.get(cand, (None,))
-        if not self.copies:
-            self.counters.inc("in")
-            if len(outcomes) > 1:
-                yield beam.pvalue.TaggedOutput(COPIES, item)
-                return
-        results = [quality.apply_outcome(r, o, self.record_type) for r, o in zip(records, outcomes)]
-        yield from route(self.counters, results)
-
-
 class SelectPerInstance(beam.PTransform):
     """Stage ``quality_group`` → ``(kept, filtered)``: only each record's :class:`~swemine.filters.quality.Candidate`
-    is grouped by instance (:func:`~swemine.filters.quality.instance_decisions`); the decisions come back as a side
-    input and each record is kept or dropped where it is. Copies of one record meet when their outcomes differ."""
+    is grouped by instance (:func:`~swemine.filters.quality.instance_decisions`), and each record is kept or
+    dropped where it is."""
 
     def __init__(self, cfg: quality.QualityConfig, record_type: str):
         super().__init__()
@@ -112,18 +88,13 @@ class SelectPerInstance(beam.PTransform):
 
     def expand(self, pcoll):
         cfg = self.cfg
-        items = pcoll | "Candidates" >> beam.Map(lambda r: (quality.candidate(r, cfg), r))
-        by_instance = items | "ByInstance" >> beam.Map(lambda it: (it[0].instance, it[0]))
-        decisions = beam.pvalue.AsDict(by_instance | "InstanceGroup" >> beam.GroupByKey()
-                                       | "Decide" >> beam.FlatMap(lambda kv: quality.instance_decisions(kv[1], cfg)))
-        res = items | "Select" >> beam.ParDo(_Select(self.record_type), decisions).with_outputs(
-            FILTERED, COPIES, main="main")
-        copies = (res[COPIES]
-                  | "CopiesGroup" >> beam.GroupByKey()
-                  | "SelectCopies" >> beam.ParDo(_Select(self.record_type, copies=True), decisions).with_outputs(
-                      FILTERED, main="main"))
-        return ((res.main, copies.main) | "Kept" >> beam.Flatten(),
-                (res[FILTERED], copies[FILTERED]) | "Dropped" >> beam.Flatten())
+
+        def keyed(record):
+            cand = quality.candidate(record, cfg)
+            return (cand.instance, cand), record
+        return (pcoll | "Candidates" >> beam.Map(keyed)
+                | "Select" >> Decide(quality.GROUP_STAGE, self.record_type,
+                                     lambda _, cands: quality.instance_decisions(cands, cfg)))
 
 
 class ApplyFilters(beam.PTransform):

@@ -14,9 +14,9 @@ from swemine.filters.dedup import (
     dedup_text,
     exact_group_key,
     keep_one,
+    near_decisions,
     near_evidence,
     record_bands,
-    resolve_near,
     shingles,
 )
 from swemine.filters.fields import FieldSpec, spec_for
@@ -115,21 +115,22 @@ def test_near_only_and_no_pass():
     assert [k["record_id"] for k in kept] == ["a", "b"] and dropped == []
 
 
-def test_resolve_near_compares_ids_by_value():
+def test_near_decisions_compare_ids_by_value():
     # a component id read back from another worker is an equal string, not the same object
     rid = "rec-" + str(7)
     cid = "".join(["rec-", "7"])
     assert rid == cid and rid is not cid
-    rec = {"record_id": rid}
-    assert resolve_near(rid, [rec], (cid, 2), DedupConfig(), "t") == [rec]
+    assert near_decisions(rid, [(rid, "", "")], {rid: (cid, 2)}, DedupConfig()) == []       # kept: no decision
 
 
 def test_copy_decisions_keep_one_copy_of_the_smallest_tuple():
     copies = [("b", "h1", "x"), ("a", "h2", "y"), ("a", "h2", "y"), ("a", "h1", "z")]
-    assert copy_decisions(copies) == [(("a", "h1", "z"), (True, 0, "a", 4)), (("a", "h2", "y"), (False, 2, "a", 4)),
-                                      (("b", "h1", "x"), (False, 1, "a", 4))]
-    assert copy_decisions([("a", "h", "x"), ("a", "h", "x")]) == [(("a", "h", "x"), (True, 1, "a", 2))]
-    assert copy_decisions([("a", "h", "x")]) == []
+    drop = ("r", {"rule": "x", "kept_record_id": "a", "group_size": 4})
+    assert copy_decisions(copies, "r", {"rule": "x"}) == [(("a", "h1", "z"), (None,)), (("a", "h2", "y"), (drop, drop)),
+                                                          (("b", "h1", "x"), (drop,))]
+    two = ("r", {"kept_record_id": "a", "group_size": 2})
+    assert copy_decisions([("a", "h", "x"), ("a", "h", "x")], "r", {}) == [(("a", "h", "x"), (None, two))]
+    assert copy_decisions([("a", "h", "x")], "r", {}) == []
 
 
 def test_copy_of_tells_identical_copies_from_records_that_share_an_id():
