@@ -21,7 +21,7 @@ from swemine.runtime import paused_gc
 REJECTS = "rejects"
 FILTERED = "filtered"
 COPIES = "copies"
-StageFn = Callable[[Any], Iterable[Any]]
+StageFn = Callable[..., Iterable[Any]]
 
 log = logging.getLogger("swemine")
 
@@ -104,7 +104,7 @@ class StageDoFn(beam.DoFn):
         self._seen = 0
         self._t0 = time.time()
 
-    def process(self, element):
+    def process(self, element, **side):
         c = self._counters
         c.inc("in", self.in_weight(element) if self.in_weight else 1)
         if self.fanout and self._seen == 0:
@@ -114,7 +114,7 @@ class StageDoFn(beam.DoFn):
             log.info("%s: %d inputs in %.1fs", self.stage, self._seen, time.time() - self._t0)
         try:
             produced = False
-            for result in route(c, self._fn(element)):
+            for result in route(c, self._fn(element, **side)):
                 produced = True
                 yield result
             if self.fanout and not produced:
@@ -126,10 +126,11 @@ class StageDoFn(beam.DoFn):
 
 
 def apply_stage(pcoll, stage: str, factory: Callable[[], StageFn], *, fanout: bool = False,
-                progress_every: int = 0, in_weight: Callable[[Any], int] | None = None):
-    """Apply a stage; returns ``(main, rejects, filtered)`` PCollections."""
+                progress_every: int = 0, in_weight: Callable[[Any], int] | None = None, **side):
+    """Apply a stage (its function gets the side inputs ``side`` as keyword arguments); returns ``(main, rejects,
+    filtered)`` PCollections."""
     res = pcoll | stage >> beam.ParDo(StageDoFn(stage, factory, fanout=fanout, progress_every=progress_every,
-                                                in_weight=in_weight)
+                                                in_weight=in_weight), **side
                                       ).with_outputs(REJECTS, FILTERED, main="main")
     return res.main, res[REJECTS], res[FILTERED]
 

@@ -92,19 +92,15 @@ def _once_each(files):
     return (split[0], once) | "OnceEach" >> beam.Flatten() | "Unkey" >> beam.Values()
 
 
-def _look_up(src, selections, contexts=None):
-    """A source file with its kept selection (``None``: none) and its context files' text, from the side inputs."""
-    blob = selections.get(file_key(src))
-    sel = None if blob is None else unpack(blob)
-    return src, sel, (context_texts(sel, contexts) if sel and contexts else None)
-
-
 def _emit_factory(fmt: str, family: str, special_tokens: str):
-    def emit(item):
-        src, sel, context = item
-        tally: dict[str, int] = {}
-        if sel is not None:
-            yield from emit_samples(src, sel, fmt, family, context=context, special_tokens=special_tokens, tally=tally)
+    def emit(src, selections, contexts=None):
+        """A source file's samples: its kept selection (if any) and its context files' text, from the side inputs."""
+        blob = selections.get(file_key(src))
+        if blob is None:
+            return
+        sel, tally = unpack(blob), {}
+        context = context_texts(sel, contexts) if contexts else None
+        yield from emit_samples(src, sel, fmt, family, context=context, special_tokens=special_tokens, tally=tally)
         if tally:
             yield Info(tally)
     return emit
@@ -148,10 +144,9 @@ def build(p, c: ResolvedFim) -> Built:
         wanted = beam.pvalue.AsDict(mixed.main | "ContextKeys" >> beam.FlatMap(lambda s: [(k, 1) for k in context_keys(s)]))
         side["contexts"] = beam.pvalue.AsDict(files | "ContextFiles" >> beam.FlatMap(
             lambda src, keys: [(k, src["content"])] if (k := file_key(src)) in keys else [], wanted))
-    found = files | "LookUp" >> beam.Map(_look_up, **side)
     special = c.special_tokens
-    rows, emit_rej, emit_filtered = apply_stage(found, EMIT_STAGE, lambda: _emit_factory(fmt, family, special),
-                                                fanout=True)
+    rows, emit_rej, emit_filtered = apply_stage(files, EMIT_STAGE, lambda: _emit_factory(fmt, family, special),
+                                                fanout=True, **side)
     rejects = [read_rej, parse_rej, emit_rej]
     filtered = [source_filtered, sel_filtered, mixed[FILTERED], emit_filtered]
     if c.llm is not None:

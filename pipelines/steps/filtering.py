@@ -20,7 +20,7 @@ from swemine.filters.fields import spec_for
 from swemine.filters.license import license_stage_fn
 from swemine.filters.secrets import SecretsConfig, secrets_stage_fn
 from swemine.pipelines.configs import FilterSettings
-from swemine.pipelines.engine.stage import FILTERED, REJECTS, Decide, StageDoFn, apply_stage
+from swemine.pipelines.engine.stage import Decide, apply_stage
 from swemine.pipelines.steps.dedup_stage import Dedup
 
 
@@ -47,21 +47,16 @@ class _Features(beam.DoFn):
             yield f, key
 
 
-class _DecontamDoFn(StageDoFn):
-    """The ``decontam`` stage: a :class:`StageDoFn` whose function waits for the boilerplate side input."""
+def _decontam_fn(settings: FilterSettings, record_type: str):
+    """The ``decontam`` stage function: it binds the boilerplate side input, which arrives with the first record,
+    once per worker."""
+    decon, bound = build_decontaminator(settings), []
 
-    def __init__(self, settings: FilterSettings, record_type: str):
-        super().__init__(DECONTAM_STAGE, lambda: build_decontaminator(settings))
-        self.record_type, self.spec = record_type, spec_for(record_type)
-
-    def setup(self):
-        super().setup()
-        self._decon, self._fn = self._fn, None
-
-    def process(self, element, boilerplate=()):
-        if self._fn is None:       # the side input arrives with the first element: bind it once, per worker
-            self._fn = self._decon.with_boilerplate(boilerplate).stage_fn(self.record_type, self.spec)
-        yield from super().process(element)
+    def judge(record, boilerplate=()):
+        if not bound:
+            bound.append(decon.with_boilerplate(boilerplate).stage_fn(record_type))
+        return bound[0](record)
+    return judge
 
 
 def _boilerplate(pcoll, settings: FilterSettings, record_type: str):
@@ -112,10 +107,8 @@ class ApplyFilters(beam.PTransform):
             side = {}
             if "content" in settings.decontam.config().levels:
                 side["boilerplate"] = beam.pvalue.AsList(_boilerplate(kept, settings, record_type))
-            res = kept | "Decontam" >> beam.ParDo(_DecontamDoFn(settings, record_type), **side).with_outputs(
-                REJECTS, FILTERED, main="main")
-            kept = res.main
-            filtered += [res[FILTERED], res[REJECTS] | "DecontamErrors" >> beam.Map(reject_as_filtered)]
+            kept, rej, filt = apply_stage(kept, DECONTAM_STAGE, lambda: _decontam_fn(settings, record_type), **side)
+            filtered += [filt, rej | "DecontamErrors" >> beam.Map(reject_as_filtered)]
         if settings.scrubs:
             scfg = SecretsConfig(mode=settings.secrets)
             kept, rej, filt = apply_stage(kept, "secrets", lambda: secrets_stage_fn(record_type, scfg, spec))
