@@ -7,7 +7,6 @@ import contextlib
 import io
 import logging
 import math
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,10 +20,10 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.pipeline import PipelineVisitor
 
 from swemine.corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
-from swemine.failures import CommandError, RunFailed, environment_failure
+from swemine.failures import RunFailed, environment_failure
 from swemine.filters.secrets import SecretScanner, scrub_row
 from swemine.manifests import manifest as mf
-from swemine.manifests.lock import output_lock
+from swemine.manifests.lock import check_output, output_lock
 from swemine.manifests.shards import (
     TMP_DIR,
     bucket_of,
@@ -79,29 +78,6 @@ def uses_parts(beam_args: list[str], output: str) -> bool:
     """True when the local sink (:mod:`swemine.pipelines.engine.sinks`) writes the shards: a local runner writing
     into a local folder."""
     return is_local(beam_args) and "://" not in output
-
-
-def check_output(output: str, inputs: list[str]) -> None:
-    """Refuse an output path that is a file, that cannot be created or written, or that lies inside a local input
-    folder (it would be re-read)."""
-    if "://" in output:
-        return
-    out = os.path.realpath(output)
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise CommandError(f"--output {output} exists and is not a directory")
-    for spec in inputs:
-        if "://" in spec or any(ch in spec for ch in "*?["):
-            continue
-        src = os.path.realpath(spec)
-        if os.path.isdir(src) and (out == src or out.startswith(src.rstrip(os.sep) + os.sep)):
-            raise CommandError(f"--output {output} is inside the input folder {spec}; its shards would be read back "
-                               "as input: choose an output outside it")
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as exc:
-        raise CommandError(f"--output {output}: cannot create the folder ({exc.strerror or exc})") from None
-    if not os.access(out, os.W_OK | os.X_OK):
-        raise CommandError(f"--output {output}: the folder is not writable")
 
 
 @dataclass
@@ -179,11 +155,6 @@ class ScrubRows(beam.DoFn):
         yield scrub_row(row, self.scanner)
 
 
-def _default_buckets(inputs: list[dict]) -> int:
-    total = sum(item["bytes"] or 0 for item in inputs)
-    return max(1, math.ceil(total / DEFAULT_SHARD_BYTES))
-
-
 def _counters(result) -> list[tuple[str, int]]:
     query = result.metrics().query(MetricsFilter().with_namespace(mf.COUNTER_NAMESPACE))
     out = []
@@ -198,13 +169,10 @@ def _schemas(spec: PipelineSpec) -> dict[str, pa.Schema]:
 
 
 class _Stages(PipelineVisitor):
-    """Collects the counted stages of a pipeline in the order they were applied."""
+    """The counted stages of a pipeline in the order they were applied (every counting DoFn has a ``stage``)."""
 
     def __init__(self):
         self.order: list[str] = []
-
-    def enter_composite_transform(self, node) -> None:
-        self.visit_transform(node)
 
     def visit_transform(self, node) -> None:
         stage = getattr(getattr(node.transform, "fn", None), "stage", None)
@@ -212,25 +180,13 @@ class _Stages(PipelineVisitor):
             self.order.append(stage)
 
 
-def stage_order(p: beam.Pipeline) -> list[str]:
-    """The counted stages of ``p`` in the order they were applied (every counting DoFn has a ``stage``)."""
-    visitor = _Stages()
-    p.visit(visitor)
-    return visitor.order
-
-
-def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
-              inputs: list[dict] | None = None, workers: int = 1) -> beam.Pipeline:
+def construct(spec: PipelineSpec, output: str, cfg_hash: str, beam_args: list[str], inputs: list[dict],
+              workers: int = 1) -> beam.Pipeline:
     """The Beam pipeline of ``spec`` writing into ``output`` (built, not run)."""
-    cfg = run_config(spec)
-    cfg_hash = mf.config_hash(cfg)
-    if inputs is None:
-        inputs = mf.input_listing(spec.input_uris, hashed=False)
-    n_buckets = spec.num_buckets or _default_buckets(inputs)
+    n_buckets = spec.num_buckets or max(1, math.ceil(sum(i["bytes"] or 0 for i in inputs) / DEFAULT_SHARD_BYTES))
     schemas = _schemas(spec)
-    args = list(beam_args or [])
-    parts = uses_parts(args, output)
-    p = beam.Pipeline(options=beam_options(dataflow.with_staging(args), workers))
+    parts = uses_parts(beam_args, output)
+    p = beam.Pipeline(options=beam_options(dataflow.with_staging(beam_args), workers))
     built = spec.build(p)
     for prefix, pcoll in built.outputs.items():
         pcoll | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], n_buckets, cfg_hash, parts)
@@ -253,7 +209,7 @@ def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
     cfg = run_config(spec)
     cfg_hash = mf.config_hash(cfg)
     if dataflow.is_dry_run(args):       # a runner's dry run (Dataflow): the job is built, nothing runs
-        result = construct(spec, output, args).run()
+        result = construct(spec, output, cfg_hash, args, mf.input_listing(spec.input_uris, hashed=False)).run()
         return {"dry_run": True, "run_id": f"{spec.name}-{cfg_hash}", "state": str(result.state),
                 "job": getattr(result, "job", None)}
     check_output(output, list(cfg.get("inputs") or []))
@@ -269,7 +225,7 @@ def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
         inputs = mf.input_listing(spec.input_uris, hashed=not local)   # a local run hashes after reading (below)
         try:
             with local_run() if local else contextlib.nullcontext():
-                p = construct(spec, output, args, inputs, workers)
+                p = construct(spec, output, cfg_hash, args, inputs, workers)
                 result = p.run()
                 result.wait_until_finish()
                 if uses_parts(args, output):
@@ -286,7 +242,9 @@ def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
             raise
         stages = mf.stage_counters(_counters(result))
         infos = finalize_shards(output, _schemas(spec))
-        extra = {"stage_order": stage_order(p), **(spec.summarize(output, stages) if spec.summarize else {})}
+        visitor = _Stages()
+        p.visit(visitor)
+        extra = {"stage_order": visitor.order, **(spec.summarize(output, stages) if spec.summarize else {})}
         filters = getattr(spec.config, "filters", None)
         if filters is not None and filters.benchmarks:
             extra["contamination"] = contamination_report(output, filters)

@@ -19,7 +19,7 @@ from swemine.pipelines.engine.runner import Built, PipelineSpec
 from swemine.pipelines.engine.stage import apply_stage
 from swemine.pipelines.outputs import ERRORS, NOT_DIAGNOSED, view
 from swemine.pipelines.steps.filtering import apply_filters
-from swemine.pipelines.steps.fronts import TASK_CONTEXT, read_optional_tasks, read_trajectory_records, with_gold
+from swemine.pipelines.steps.fronts import TASK_CONTEXT, read_trajectory_records, with_gold
 
 
 def make_diagnoser(job: ErrorsJob):
@@ -35,8 +35,7 @@ def build_spec(job: ErrorsJob) -> PipelineSpec:
     config = job.resolve()
 
     def build(p):
-        tasks, rejects = read_optional_tasks(p, job.tasks)
-        joined, read_rejects, task_side = read_trajectory_records(p, job, tasks, task_fields=(*TASK_CONTEXT, "patch"))
+        joined, rejects, _, task_side = read_trajectory_records(p, job, task_fields=(*TASK_CONTEXT, "patch"))
         trajs, traj_filtered = apply_filters(joined, "trajectory", config.filters, label="Traj")
         items, _, filtered = apply_stage(with_gold(trajs, task_side), "detect", lambda: em.detect_fn)
         diagnosed, diag_rejects, _ = apply_stage(items, "diagnose", lambda: em.diagnose_fn(make_diagnoser(job),
@@ -48,7 +47,7 @@ def build_spec(job: ErrorsJob) -> PipelineSpec:
             lambda r, n: 0 if r["status"] == STATUS_VERIFIED else 1, 2)
         by_view = views | "SplitViews" >> beam.Partition(lambda v, n: VIEWS.index(v["view"]), len(VIEWS))
         outputs = {ERRORS: ok, NOT_DIAGNOSED: not_diag, **{view(v): by_view[i] for i, v in enumerate(VIEWS)}}
-        return Built(outputs=outputs, rejects=read_rejects + rejects + [diag_rejects, verify_rejects],
+        return Built(outputs=outputs, rejects=rejects + [diag_rejects, verify_rejects],
                      filtered=[traj_filtered, filtered])
 
     schemas = {ERRORS: ERROR_DIAGNOSIS_SCHEMA, NOT_DIAGNOSED: ERROR_DIAGNOSIS_SCHEMA,

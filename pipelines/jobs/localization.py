@@ -31,7 +31,7 @@ from swemine.pipelines.engine.runner import Built, PipelineSpec
 from swemine.pipelines.engine.stage import FILTERED, REJECTS, StageDoFn, apply_stage, pack, unpack
 from swemine.pipelines.outputs import LOCALIZATION
 from swemine.pipelines.steps.filtering import apply_filters
-from swemine.pipelines.steps.fronts import group_by_instance, read_tasks, read_trajectory_records, with_task
+from swemine.pipelines.steps.fronts import group_by_instance, read_trajectory_records, with_task
 
 CONTEXTS = "contexts"
 
@@ -50,8 +50,7 @@ def build_spec(job: LocalizationJob) -> PipelineSpec:
     config = job.resolve()
 
     def build(p):
-        tasks, task_rejects = read_tasks(p, job.tasks)
-        trajs, read_rejects, task_side = read_trajectory_records(p, job, tasks, unused_tasks=False)
+        trajs, rejects, tasks, task_side = read_trajectory_records(p, job, unused_tasks=False)
         repos_dir, reward, k, with_inputs = config.repos, config.reward, config.negatives, bool(job.inputs)
         # a trajectory without a task is only rejected (its summary: its ids); trajectories wait packed (see pack)
         summed = with_task(trajs, task_side) | "Summarize" >> beam.Map(
@@ -71,7 +70,7 @@ def build_spec(job: LocalizationJob) -> PipelineSpec:
                                                in_weight=lambda _: 0)
         kept, filtered = apply_filters((res.main, records) | "Records" >> beam.Flatten(), "localization",
                                        config.filters, label="Loc")
-        return Built(outputs={LOCALIZATION: kept}, rejects=[task_rejects, *read_rejects, res[REJECTS], traj_rejects],
+        return Built(outputs={LOCALIZATION: kept}, rejects=[*rejects, res[REJECTS], traj_rejects],
                      filtered=[filtered])
 
     input_uris = [u.uri for u in expand_inputs(list(job.inputs) + [t for t in job.tasks if os.path.exists(t)])

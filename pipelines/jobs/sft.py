@@ -34,7 +34,7 @@ from swemine.pipelines.engine.runner import Built, PipelineSpec
 from swemine.pipelines.engine.stage import apply_stage
 from swemine.pipelines.outputs import CRITIC, FILTERED, SFT
 from swemine.pipelines.steps.filtering import SelectPerInstance, apply_filters
-from swemine.pipelines.steps.fronts import TASK_CONTEXT, read_optional_tasks, read_trajectory_records, with_gold
+from swemine.pipelines.steps.fronts import TASK_CONTEXT, read_trajectory_records, with_gold
 
 
 def select_config(config: ResolvedSft) -> SelectConfig:
@@ -53,8 +53,7 @@ def build_spec(job: SftJob) -> PipelineSpec:
     critic = CriticConfig(gamma=config.gamma, terminal_reward=config.terminal_reward)
 
     def build(p):
-        tasks, rejects = read_optional_tasks(p, job.tasks)
-        joined, read_rejects, task_side = read_trajectory_records(p, job, tasks, task_fields=(*TASK_CONTEXT, "patch"))
+        joined, rejects, _, task_side = read_trajectory_records(p, job, task_fields=(*TASK_CONTEXT, "patch"))
         trajs, traj_filtered = apply_filters(joined, "trajectory", config.filters, label="Traj")
         items = with_gold(trajs, task_side)
         critic_rows, critic_rejects, _ = apply_stage(items, "critic", lambda: critic_fn(critic))
@@ -65,7 +64,7 @@ def build_spec(job: SftJob) -> PipelineSpec:
                                                config.filters.secrets_only(), label="Sft")
         rows, recount_rejects, _ = apply_stage(scrubbed, "sft_recount", lambda: recount_fn(render))
         return Built(outputs={SFT: rows, CRITIC: critic_rows},
-                     rejects=read_rejects + rejects + [critic_rejects, select_rejects, render_rejects, recount_rejects],
+                     rejects=rejects + [critic_rejects, select_rejects, render_rejects, recount_rejects],
                      filtered=[traj_filtered, select_filtered, render_filtered, group_filtered, row_filtered])
 
     return PipelineSpec(name="sft", config=config, outputs={SFT: SFT_SCHEMA, CRITIC: CRITIC_SCHEMA}, build=build,
