@@ -116,6 +116,13 @@ def connected_components(edges: Iterable[tuple[str, str]]) -> dict[str, str]:
     return {node: find(node) for node in parent}
 
 
+def component_sizes(edges: Iterable[tuple[str, str]]) -> list[tuple[str, tuple[str, int]]]:
+    """``(node, (component id, component size))`` for every node of ``edges``, sorted (:func:`connected_components`)."""
+    comp = connected_components(edges)
+    sizes = Counter(comp.values())
+    return sorted((node, (cid, sizes[cid])) for node, cid in comp.items())
+
+
 def keep_one(records: Iterable[dict], stage: str, reason: str, record_type: str,
              evidence: Mapping[str, Any]) -> list[dict | Filtered]:
     """Keep the record with the smallest ``record_id``; the others become ``Filtered`` naming the kept one. Copies

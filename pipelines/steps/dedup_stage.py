@@ -23,7 +23,7 @@ from swemine.filters.dedup import (
     NEAR_STAGE,
     DedupConfig,
     bucket_edges,
-    connected_components,
+    component_sizes,
     copy_decisions,
     copy_of,
     dedup_text,
@@ -87,14 +87,6 @@ class _Bands(beam.DoFn):
             yield k, record["record_id"]
 
 
-def _components_with_sizes(edges):
-    comp = connected_components(edges)
-    sizes: dict[str, int] = {}
-    for cid in comp.values():
-        sizes[cid] = sizes.get(cid, 0) + 1
-    return sorted((node, (cid, sizes[cid])) for node, cid in comp.items())
-
-
 def _record(triple) -> dict:
     return triple[0]
 
@@ -129,7 +121,7 @@ class Dedup(beam.PTransform):
                      | "DistinctEdges" >> beam.Distinct())
             comps = beam.pvalue.AsDict(edges
                                        | "AllEdges" >> beam.combiners.ToList()
-                                       | "Components" >> beam.FlatMap(_components_with_sizes))
+                                       | "Components" >> beam.FlatMap(component_sizes))
             triples, dropped = (triples
                                 | "IdCopies" >> beam.Map(lambda t: ((t[2][0], t[2]), t))
                                 | "Near" >> Decide(NEAR_STAGE, rtype, lambda rid, copies, comps: near_decisions(

@@ -4,13 +4,9 @@
 drop is a ``FILTERED_SCHEMA`` row with its reason and evidence (docs/filters.md)."""
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from typing import Any
-
 import apache_beam as beam
 
-from swemine.corpora.records import FILTERED_SCHEMA
+from swemine.corpora.records import reject_as_filtered
 from swemine.filters import quality
 from swemine.filters.benchmark_sets import load_benchmarks
 from swemine.filters.canon import RepoCanon
@@ -134,12 +130,3 @@ def apply_filters(pcoll, record_type: str, settings: FilterSettings, label: str 
     """Run the configured filters over ``pcoll`` (records of ``record_type``); returns ``(kept, filtered)``.
     ``label`` names the composite transform (default: the record type)."""
     return pcoll | f"Filters[{label or record_type}]" >> ApplyFilters(record_type, settings)
-
-
-def reject_as_filtered(rej: Mapping[str, Any]) -> dict:
-    """A filter function that raised on one record: a ``Filtered`` row with reason ``filter_error:<reason>``."""
-    row = {k: rej.get(k) or "" for k in FILTERED_SCHEMA.names}
-    row.update({"record_id": rej.get("subject_id") or rej.get("record_id"), "stage": rej.get("stage", ""),
-                "reason": f"filter_error:{rej.get('reason', '')}", "record_type": "",
-                "evidence_json": json.dumps({"message": rej.get("message", "")}), "record_json": rej.get("excerpt", "")})
-    return row

@@ -7,6 +7,7 @@ from swemine.filters.dedup import (
     EMPTY_KEY,
     DedupConfig,
     bucket_edges,
+    component_sizes,
     connected_components,
     copy_decisions,
     copy_of,
@@ -81,6 +82,8 @@ def test_components_take_the_smallest_member_whatever_the_edge_order():
     # d-c, c-b joined later to a through b: every node ends under "a"
     comp = connected_components([("d", "c"), ("z", "y"), ("c", "b"), ("b", "a")])
     assert comp == {"a": "a", "b": "a", "c": "a", "d": "a", "y": "y", "z": "y"}
+    assert component_sizes([("d", "c"), ("z", "y"), ("c", "b"), ("b", "a")]) == [
+        ("a", ("a", 4)), ("b", ("a", 4)), ("c", ("a", 4)), ("d", ("a", 4)), ("y", ("y", 2)), ("z", ("y", 2))]
 
 
 def test_keep_one_keeps_the_smallest_id_and_names_it():
