@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import apache_beam as beam
 
-from swemine.corpora.records import Info, Reject
+from swemine.corpora.records import Info
 from swemine.corpora.repos import spec_source_files
 from swemine.manifests.shards import read_rows
 from swemine.miners.fim.formats import FIM_SCHEMA, FIM_SPLITS
@@ -37,25 +37,17 @@ from swemine.miners.fim.mine import (
     target_counts,
 )
 from swemine.miners.fim.parse import STAGE as PARSE_STAGE
-from swemine.miners.fim.parse import FileParser
+from swemine.miners.fim.parse import parse_fn
 from swemine.miners.fim.rationale import STAGE as RATIONALE_STAGE
+from swemine.miners.fim.rationale import Rationale
 from swemine.miners.fim.scoring import FimConfig
-from swemine.pipelines.configs import FimJob, LLMConfig, ResolvedFim
+from swemine.pipelines.configs import FimJob, ResolvedFim
 from swemine.pipelines.engine.runner import Built, PipelineSpec
 from swemine.pipelines.engine.stage import FILTERED, AnyCopy, Counters, apply_stage, gather, pack, unpack, unpack_group
 from swemine.pipelines.outputs import FIM as OUTPUT
 from swemine.pipelines.steps.filtering import apply_filters
 
 READ_STAGE = "fim_read"
-
-
-def _parse_factory(max_bytes: int):
-    parser = FileParser(max_bytes=max_bytes)
-
-    def parse(src):
-        out = parser(src)
-        return [out] if isinstance(out, Reject) else [Info(functions=len(out.functions)), out]
-    return parse
 
 
 class _Mix(beam.DoFn):
@@ -106,12 +98,6 @@ def _emit_factory(fmt: str, family: str, special_tokens: str):
     return emit
 
 
-def _rationale_factory(llm: LLMConfig, critic_model: str):
-    from swemine.miners.fim.rationale import Rationale
-
-    return Rationale(llm.make_client(), critic_model)
-
-
 def _select_factory(cfg: FimConfig):
     def select(kv):
         for sel in select_repo(unpack_group(kv[1]), cfg):
@@ -128,7 +114,7 @@ def build(p, c: ResolvedFim) -> Built:
                                      lambda: (lambda spec: spec_source_files(spec, max_bytes, READ_STAGE)), fanout=True)
     # secrets are scrubbed once per source file, before mining: every sample is then made of scrubbed text
     files, source_filtered = apply_filters(files, "source_file", c.filters.secrets_only(), label="Sources")
-    structures, parse_rej, _ = apply_stage(files, PARSE_STAGE, lambda: _parse_factory(max_bytes))
+    structures, parse_rej, _ = apply_stage(files, PARSE_STAGE, lambda: parse_fn(max_bytes))
     by_repo = gather(structures, "GroupRepo", key=lambda fs: f"{fs.repo}@{fs.commit}")
     sels, _, sel_filtered = apply_stage(by_repo, SELECT_STAGE, lambda: _select_factory(cfg), fanout=True)
     fractions = (sels | "TargetSizes" >> beam.FlatMap(target_counts) | "CountSizes" >> beam.CombinePerKey(sum)
@@ -151,7 +137,7 @@ def build(p, c: ResolvedFim) -> Built:
     filtered = [source_filtered, sel_filtered, mixed[FILTERED], emit_filtered]
     if c.llm is not None:
         llm, critic = c.llm.llm, c.llm.critic_model
-        rows, llm_rej, llm_filtered = apply_stage(rows, RATIONALE_STAGE, lambda: _rationale_factory(llm, critic))
+        rows, llm_rej, llm_filtered = apply_stage(rows, RATIONALE_STAGE, lambda: Rationale(llm.make_client(), critic))
         rejects.append(llm_rej)
         filtered.append(llm_filtered)
     rows, sample_filtered = apply_filters(rows, "fim", c.filters.without_secrets(), label="Fim")

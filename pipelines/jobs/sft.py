@@ -29,7 +29,7 @@ from swemine.miners.training.rows import (
     without_steps,
 )
 from swemine.miners.training.select import SelectConfig
-from swemine.pipelines.configs import ResolvedSft, SftJob
+from swemine.pipelines.configs import SftJob
 from swemine.pipelines.engine.runner import Built, PipelineSpec
 from swemine.pipelines.engine.stage import apply_stage
 from swemine.pipelines.outputs import CRITIC, FILTERED, SFT
@@ -37,17 +37,12 @@ from swemine.pipelines.steps.filtering import SelectPerInstance, apply_filters
 from swemine.pipelines.steps.fronts import TASK_CONTEXT, read_trajectory_records, with_gold
 
 
-def select_config(config: ResolvedSft) -> SelectConfig:
-    """The selection settings of a resolved ``sft`` config."""
-    return SelectConfig(only_resolved=config.only_resolved, quality_rules=config.quality_rules,
-                        max_rejected_calls=config.max_rejected_calls, require_patch=config.require_patch,
-                        max_tokens=config.max_tokens, per_instance=config.per_instance)
-
-
 def build_spec(job: SftJob) -> PipelineSpec:
     """The ``sft`` job (see the module docstring)."""
     config = job.resolve()
-    select = select_config(config)
+    select = SelectConfig(only_resolved=config.only_resolved, quality_rules=config.quality_rules,
+                          max_rejected_calls=config.max_rejected_calls, require_patch=config.require_patch,
+                          max_tokens=config.max_tokens, per_instance=config.per_instance)
     render = RenderConfig(style=config.style, inputs=tuple(config.inputs), tokenizer=config.tokenizer,
                           max_tokens=config.max_tokens)
     critic = CriticConfig(gamma=config.gamma, terminal_reward=config.terminal_reward)

@@ -4,7 +4,7 @@ import pytest
 from swemine.miners.fim.formats import FIM_SCHEMA, chat_answer
 from swemine.miners.fim.masking import MASK, MaskError, mask
 from swemine.miners.fim.mine import mine_files
-from swemine.miners.fim.parse import FileParser
+from swemine.miners.fim.parse import FileParser, parse_fn
 from swemine.miners.fim.scoring import FimConfig
 
 SRC = '''import functools
@@ -98,6 +98,14 @@ def test_rejects(parser):
     assert parser({"path": "latin.py", "content": b"x = '\xe9'\n"})["reason"] == "not_utf8"
     assert parser({"path": "e.py", "content": "\n\n"})["reason"] == "empty_file"
     assert FileParser(max_bytes=10)({"path": "big.py", "content": "x = 1\n" * 5})["reason"] == "too_large"
+
+
+def test_the_parse_stage_counts_each_files_functions():
+    info, structure = parse_fn(1 << 20)({"path": "outer.py", "content": SRC})
+    assert info == {"functions": len(structure.functions)} and [f.name for f in structure.functions][:2] == [
+        "build", "make"]
+    [reject] = parse_fn(10)({"path": "big.py", "content": SRC})
+    assert reject["reason"] == "too_large"
 
 
 def test_mask_single_and_reconstruct(parser):
