@@ -136,8 +136,8 @@ def build(p, c: ResolvedFim) -> Built:
     rejects = [read_rej, parse_rej, emit_rej]
     filtered = [source_filtered, sel_filtered, mixed[FILTERED], emit_filtered]
     if c.llm is not None:
-        llm, critic = c.llm.llm, c.llm.critic_model
-        rows, llm_rej, llm_filtered = apply_stage(rows, RATIONALE_STAGE, lambda: Rationale(llm.make_client(), critic))
+        llm = c.llm
+        rows, llm_rej, llm_filtered = apply_stage(rows, RATIONALE_STAGE, lambda: Rationale(llm.make_client(), llm.critic_model))
         rejects.append(llm_rej)
         filtered.append(llm_filtered)
     rows, sample_filtered = apply_filters(rows, "fim", c.filters.without_secrets(), label="Fim")

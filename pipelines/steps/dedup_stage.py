@@ -94,11 +94,9 @@ def _record(triple) -> dict:
 class Dedup(beam.PTransform):
     """Exact then near-duplicate removal for one record type; returns ``(kept, filtered)`` (at least one pass on)."""
 
-    def __init__(self, record_type: str, cfg: DedupConfig | None = None, spec: FieldSpec | None = None):
+    def __init__(self, record_type: str, cfg: DedupConfig | None = None):
         super().__init__()
-        self.record_type = record_type
-        self.cfg = cfg or DedupConfig()
-        self.spec = spec or spec_for(record_type)
+        self.record_type, self.cfg, self.spec = record_type, cfg or DedupConfig(), spec_for(record_type)
 
     def expand(self, pcoll):
         cfg, spec, rtype = self.cfg, self.spec, self.record_type

@@ -119,7 +119,7 @@ class ApplyFilters(beam.PTransform):
             kept, group_filt = kept | "QualityGroup" >> SelectPerInstance(qcfg, record_type)
             filtered += [filt, rej | "QualityErrors" >> beam.Map(reject_as_filtered), group_filt]
         if settings.dedup:
-            kept, filt = kept | "Dedup" >> Dedup(record_type, settings.dedup.config(), spec)
+            kept, filt = kept | "Dedup" >> Dedup(record_type, settings.dedup.config())
             filtered.append(filt)
         if not filtered:
             return kept, pcoll.pipeline | "NoFiltered" >> beam.Create([])
