@@ -22,14 +22,16 @@ _NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 #: ``/home/<x>/`` followed by anything else is as often a container's checkout (``/home/fastjson2/core``).
 _HOME_NEXT = (r"(?=/(?:\.|Desktop|Documents|Downloads|projects|Projects|PycharmProjects|repos|github|"
               r"programming|sandbox|venv|venvs|envs|miniconda3?|anaconda3?|miniforge3?|mambaforge)\b)")
-#: (literals one of which the match must hold, pattern): a pattern runs only over a text holding its literal
+#: (literals one of which the match must hold, pattern): a pattern runs only over a text holding its literal, and
+#: opens with it (the check on the character before comes after it, as a lookbehind over both: the regex engine then
+#: scans for the literal instead of trying every position)
 _PATHS = (
-    (("/Users/",), re.compile(rf"(?<![\w.-])/Users/({_NAME})")),                  # macOS: always a user's home
-    (("/home/",), re.compile(rf"(?<![\w.-])/home/({_NAME}){_HOME_NEXT}")),       # Linux: when it looks personal
+    (("/Users/",), re.compile(rf"/Users/(?<![\w.-]/Users/)({_NAME})")),                  # macOS: always a user's home
+    (("/home/",), re.compile(rf"/home/(?<![\w.-]/home/)({_NAME}){_HOME_NEXT}")),        # Linux: when it looks personal
     ((":/Users", ":\\Users", ":\\\\Users"),                                       # C:\Users\alice (also JSON-escaped)
      re.compile(rf"\b[A-Za-z]:(?:\\{{1,2}}|/)Users(?:\\{{1,2}}|/)({_NAME})")),
     (("-Users-", "-home-"),                                                      # Claude Code project folder names
-     re.compile(r"(?<![\w.])-(?:Users|home)-([A-Za-z0-9_.]+)(?=-|$|[/\s\"'])")),
+     re.compile(r"-(?:Users|home)-(?<![\w.]-Users-)(?<![\w.]-home-)([A-Za-z0-9_.]+)(?=-|$|[/\s\"'])")),
 )
 _MIN_WORD = 4        # names shorter than this are only replaced inside paths
 
@@ -48,7 +50,8 @@ def home_user_spans(text: str) -> list[tuple[int, int]]:
     for name in names:
         if len(name) >= _MIN_WORD and name.lower() not in GENERIC_NAMES:
             # the bare word (a prompt, ``whoami`` output), never part of a dotted name or another path
-            pattern = rf"(?<![\w.\-/\\]){re.escape(name)}(?![\w\-/\\]|\.\w)"
+            word = re.escape(name)
+            pattern = rf"{word}(?<![\w.\-/\\]{word})(?![\w\-/\\]|\.\w)"
             spans.update(m.span() for m in re.finditer(pattern, text))
     out: list[tuple[int, int]] = []
     for start, end in sorted(spans):

@@ -98,12 +98,12 @@ _RUNS = ((_table(_ALNUM + b"+/="), b"a" * 20), (_table(_ALNUM + b"_-"), b"a" * 2
 _CLASSES = bytes.maketrans(_ALNUM, b"A" * 26 + b"a" * 26 + b"0" * 10)
 _SHIFTS = (b"aA", b"Aa", b"a0", b"0a", b"A0", b"0A")
 MIN_SHIFTS = 4          # a run is token-like when its characters change class (lower/upper/digit) this often
-#: literal anchors of the groups whose matches can be short (Slack, Artifactory, e-mail and basic auth) and of
-#: AWS key ids (one case, few digits), in one regex factored on their first characters (as fast as two finds; one
-#: alternative per anchor, or named groups, would be several times slower); ``AP`` only before a hex digit, as
-#: its pattern needs
-_ANCHOR_RE = re.compile(rb"A(?:KIA|SIA|BIA|CCA|3T|KC|P[0-9A-F])|xox|hooks\.slack|@")
-_ANCHOR_GROUP = {b"AKC": "artifactory", b"xox": "slack", b"hooks.slack": "slack", b"@": "at"}
+#: literal anchors of the groups whose matches can be short (Slack, e-mail and basic auth), each found by
+#: ``bytes.find``, and of AWS key ids (one case, few digits) and Artifactory keys in one regex opening with their
+#: literal ``A`` (the regex engine scans for it; an alternation of all the anchors is tried at every position, several
+#: times slower); ``AP`` only before a hex digit, as its pattern needs
+_ANCHOR_FINDS = ((b"@", "at"), (b"xox", "slack"), (b"hooks.slack", "slack"))
+_A_ANCHOR_RE = re.compile(rb"A(?:KIA|SIA|BIA|CCA|3T|KC|P[0-9A-F])")
 _GATES = {"ip4": re.compile(rb"\.\d{1,3}\.\d{1,3}\.\d"),
           "ip6": re.compile(rb":[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:")}
 GROUPS = ("token", "slack", "artifactory", "at", "ip4", "ip6", "ctx")
@@ -242,9 +242,13 @@ def _marks(data: bytes) -> Iterator[tuple[str, int, int]]:
         for m in gate.finditer(data):
             yield group, m.start(), m.end()
     low = data.lower()
-    for m in _ANCHOR_RE.finditer(data):
-        anchor = m.group()
-        yield _ANCHOR_GROUP.get(anchor) or ("artifactory" if anchor[1] == 80 else "token"), m.start(), m.end()
+    for anchor, group in _ANCHOR_FINDS:
+        pos = data.find(anchor)
+        while pos >= 0:
+            yield group, pos, pos + len(anchor)
+            pos = data.find(anchor, pos + len(anchor))
+    for m in _A_ANCHOR_RE.finditer(data):
+        yield "artifactory" if m.group() == b"AKC" or m.group()[1] == 80 else "token", m.start(), m.end()   # AKC, AP?
     for anchor in _CTX_FINDS:
         pos = low.find(anchor)
         while pos >= 0:
@@ -346,13 +350,45 @@ _PLUGIN_GATES = (("-us[0-9]", ("-us",)), ("cloudant", ("cloudant",)), ("softlaye
                  ("glimt-", ("glimt-",)), ("glptt-", ("glptt-",)), ("glagent-", ("glagent-",)), ("gloas-", ("gloas-",)),
                  ("eyJ", ("eyj",)), ("_authToken", ("_authtoken",)), ("T3BlbkFJ", ("t3blbkfj",)),
                  ("pypi-AgE", ("pypi-age",)), ("SG\\.", ("sg.",)), ("sq0csp-", ("sq0csp-",)), ("k_live_", ("k_live_",)))
+#: the keyword-led patterns' assignment: a key word, ``=`` / ``:`` / a space, the value (24+ characters of its class)
+_ASSIGNED = """(?:"|\\'|)(?:\\]|)(?: *)(?:=|:|:=|=>| +|::)(?: *)(?:"|\\'|)("""
+#: (a part of a detect-secrets pattern, a regex each of its matches holds, whether on the lower-cased window): the
+#: patterns whose literal sits in most windows and that cost the most (no literal to open with), looked for only
+#: where their shape is found first (a regex opening with a literal: the regex engine scans for it)
+_PLUGIN_SHAPES = (
+    (_ASSIGNED, re.compile(r"""(?:key|pwd?|pass(?:word)?|token)["']?\]? *(?:=|:|:=|=>| +|::) *["']?[0-9a-z_-]{24}"""),
+     True),
+    ("\\d{8,10}:[0-9A-Za-z_-]{35}", re.compile(r":[0-9A-Za-z_-]{35}"), False),                     # Telegram
+    ("\\.[a-zA-Z\\d_-]{6}\\.[a-zA-Z\\d_-]{27}", re.compile(r"\.[a-zA-Z\d_-]{6}\.[a-zA-Z\d_-]{27}"), False),   # Discord
+)
 
 
-def plugin_gate(pattern: re.Pattern) -> tuple[str, ...]:
-    """The literals a window must hold for ``pattern`` to run on it (empty: always run)."""
+@dataclass(frozen=True)
+class PluginGate:
+    """What a window must hold for a detect-secrets pattern to run on it: one of ``literals`` (lower case), then a
+    match of ``shape`` when given (on the lower-cased window when ``lower``: only where that is ASCII, as the
+    pattern ignores case the Unicode way)."""
+    literals: tuple[str, ...]
+    shape: re.Pattern | None = None
+    lower: bool = False
+
+    def passes(self, text: str, ws: int, we: int, low: str) -> bool:
+        if not any(g in low for g in self.literals):
+            return False
+        if self.shape is None:
+            return True
+        if self.lower:
+            return not low.isascii() or self.shape.search(low) is not None
+        return self.shape.search(text, ws, we) is not None
+
+
+def plugin_gate(pattern: re.Pattern) -> PluginGate | None:
+    """What a window must hold for ``pattern`` to run on it (None: always run)."""
+    shape = next(((s, lower) for part, s, lower in _PLUGIN_SHAPES if part in pattern.pattern), (None, False))
     if pattern.pattern.startswith(_KEYWORD_LED):
-        return ("key", "pw", "pass", "token", "secret")
-    return next((gate for part, gate in _PLUGIN_GATES if part in pattern.pattern), ())
+        return PluginGate(("key", "pw", "pass", "token", "secret"), *shape)
+    literals = next((gate for part, gate in _PLUGIN_GATES if part in pattern.pattern), ())
+    return PluginGate(literals, *shape) if literals else None
 
 
 class SecretScanner:
@@ -364,9 +400,11 @@ class SecretScanner:
 
         self.cfg = cfg or SecretsConfig()
         self.windows = all_windows if exhaustive else candidate_windows
-        #: detector group -> (secret type, pattern) of every regex plugin the group's windows are scanned with
-        self.group_patterns: dict[str, list[tuple[str, re.Pattern]]] = {}
+        #: detector group -> (gate, [(secret type, pattern)]) of the regex plugins the group's windows are scanned with,
+        #: grouped by their gate (each gate is looked for once per window)
+        self.group_patterns: dict[str, list[tuple[PluginGate | None, list[tuple[str, re.Pattern]]]]] = {}
         self.line_plugins: list[Any] = []
+        plans: dict[str, dict[PluginGate | None, list[tuple[str, re.Pattern]]]] = {}
         for secret_type, cls in sorted(get_mapping_from_secret_type_to_class().items()):
             name = cls.__name__
             if name in WRONG_PLUGINS:
@@ -375,8 +413,10 @@ class SecretScanner:
                 if name in self.cfg.extra_plugins:
                     self.line_plugins.append(cls())
             elif issubclass(cls, RegexBasedDetector) and secret_type != "Private Key":
-                self.group_patterns.setdefault(_PLUGIN_GROUP.get(secret_type, "token"), []).extend(
-                    (secret_type, pat, plugin_gate(pat)) for pat in cls().denylist)
+                for pat in cls().denylist:
+                    gates = plans.setdefault(_PLUGIN_GROUP.get(secret_type, "token"), {})
+                    gates.setdefault(plugin_gate(pat), []).append((secret_type, pat))
+        self.group_patterns = {group: list(gates.items()) for group, gates in plans.items()}
         self.private_key = [p for t, c in get_mapping_from_secret_type_to_class().items() if t == "Private Key"
                             for p in c().denylist] + [PEM_HEADER]
 
@@ -392,17 +432,17 @@ class SecretScanner:
         """Findings of ``group``'s detectors inside ``text[ws:we]`` (lookbehinds see the text before it)."""
         cfg = self.cfg
         if cfg.secrets:
-            low, held = "", {}                        # the window lower-cased, and which gates it passes
-            for label, pat, gate in self.group_patterns.get(group, ()):
-                if gate:
-                    if gate not in held:
-                        low = low or text[ws:we].lower()
-                        held[gate] = any(g in low for g in gate)
-                    if not held[gate]:
+            low = None                                # the window lower-cased, once a gate needs it
+            for gate, patterns in self.group_patterns.get(group, ()):
+                if gate is not None:
+                    if low is None:
+                        low = text[ws:we].lower()
+                    if not gate.passes(text, ws, we, low):
                         continue
-                for m in pat.finditer(text, ws, we):
-                    if m.end() > m.start() and (label != "Basic Auth Credentials" or url_password(m.group(1))):
-                        yield Finding("secret", label, *m.span())
+                for label, pat in patterns:
+                    for m in pat.finditer(text, ws, we):
+                        if m.end() > m.start() and (label != "Basic Auth Credentials" or url_password(m.group(1))):
+                            yield Finding("secret", label, *m.span())
             if group == "token":
                 yield from (Finding("secret", *f) for f in provider_tokens(text, ws, we))
             if cfg.entropy and group == "token":
