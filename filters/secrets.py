@@ -35,8 +35,8 @@ from typing import Any
 from swemine.filters.fields import FieldSpec
 from swemine.filters.home_paths import PLACEHOLDER as HOME_PLACEHOLDER
 from swemine.filters.home_paths import home_user_spans
+from swemine.filters.secret_prefilter import all_windows, candidate_windows_many, token_like
 from swemine.filters.secret_rules import (
-    CONTEXT_ANCHORS,
     context_secrets,
     provider_tokens,
     truncated_token,
@@ -87,30 +87,8 @@ PEM_BODY = re.compile(r"(?:-----)?(?:(?:\r?\n|(?:\\r)?\\n)(?:[A-Za-z0-9+/=]{8,}|
 DEFAULT_EMAIL_ALLOW = ("example.com", "example.org", "example.net", "localhost", "users.noreply.github.com")
 _DOC_NETS = [ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")]
 
-# -- prefilter: C-speed passes over the text's bytes mark where each group of detectors could match
-def _table(chars: bytes, to: bytes = b"a") -> bytes:
-    return bytes(to[0] if c in chars else ord(" ") for c in range(256))
-
-
-_ALNUM = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-#: Every regex plugin without an anchor below matches a token holding a run of 20+ base64 or 24+ word characters.
-_RUNS = ((_table(_ALNUM + b"+/="), b"a" * 20), (_table(_ALNUM + b"_-"), b"a" * 24))
-_CLASSES = bytes.maketrans(_ALNUM, b"A" * 26 + b"a" * 26 + b"0" * 10)
-_SHIFTS = (b"aA", b"Aa", b"a0", b"0a", b"A0", b"0A")
-MIN_SHIFTS = 4          # a run is token-like when its characters change class (lower/upper/digit) this often
-#: literal anchors of the groups whose matches can be short (Slack, e-mail and basic auth), each found by
-#: ``bytes.find``, and of AWS key ids (one case, few digits) and Artifactory keys in one regex opening with their
-#: literal ``A`` (the regex engine scans for it; an alternation of all the anchors is tried at every position, several
-#: times slower); ``AP`` only before a hex digit, as its pattern needs
-_ANCHOR_FINDS = ((b"@", "at"), (b"xox", "slack"), (b"hooks.slack", "slack"))
-_A_ANCHOR_RE = re.compile(rb"A(?:KIA|SIA|BIA|CCA|3T|KC|P[0-9A-F])")
-_GATES = {"ip4": re.compile(rb"\.\d{1,3}\.\d{1,3}\.\d"),
-          "ip6": re.compile(rb":[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:")}
-GROUPS = ("token", "slack", "artifactory", "at", "ip4", "ip6", "ctx")
+#: the detector group each anchored detect-secrets plugin runs in (the others run in the token group's windows)
 _PLUGIN_GROUP = {"Slack Token": "slack", "Artifactory Credentials": "artifactory", "Basic Auth Credentials": "at"}
-#: characters either side of a mark handed to a group's detectors (the longest lead-in any of them matches:
-#: a key name before a token, a user:password before an @, the words before an IP)
-CONTEXT = {"token": 128, "at": 160, "ip4": 64, "ip6": 64, "slack": 64, "artifactory": 64, "ctx": 120}
 
 
 @dataclass(frozen=True)
@@ -212,7 +190,7 @@ def _crypto_address(core: str) -> bool:
 def _high_entropy(token: str) -> bool:
     core = token.rstrip("=")
     return (any(c.isdigit() for c in core) and any(c.isupper() for c in core) and any(c.islower() for c in core)
-            and not _crypto_address(core) and _token_like(core.encode())
+            and not _crypto_address(core) and token_like(core.encode())
             and shannon_bits(core) >= min(ENTROPY_BITS, math.log2(len(core)) - ENTROPY_SLACK))
 
 
@@ -220,122 +198,6 @@ def _secret_token(text: str, line_start: int, start: int, end: int) -> bool:
     """An entropy-detector token that is not a line of a PEM block nor a published verification / content hash."""
     return (_high_entropy(text[start:end]) and text.find("-----END ", end, end + PEM_LINE_SPAN) < 0
             and not ENTROPY_NOT.search(text, max(line_start, start - 40), start))
-
-
-def _token_like(run: bytes) -> bool:
-    flat = run.translate(_CLASSES)
-    return sum(flat.count(x) for x in _SHIFTS) >= MIN_SHIFTS
-
-
-def _marks(data: bytes) -> Iterator[tuple[str, int, int]]:
-    """``(group, start, end)`` of every prefilter mark in ``data``."""
-    for table, run in _RUNS:
-        flat = data.translate(table)
-        pos = flat.find(run)
-        while pos >= 0:
-            end = flat.find(b" ", pos)
-            end = len(flat) if end < 0 else end
-            if _token_like(data[pos:end]):
-                yield "token", pos, end
-            pos = flat.find(run, end)
-    for group, gate in _GATES.items():
-        for m in gate.finditer(data):
-            yield group, m.start(), m.end()
-    low = data.lower()
-    for anchor, group in _ANCHOR_FINDS:
-        pos = data.find(anchor)
-        while pos >= 0:
-            yield group, pos, pos + len(anchor)
-            pos = data.find(anchor, pos + len(anchor))
-    for m in _A_ANCHOR_RE.finditer(data):
-        yield "artifactory" if m.group() == b"AKC" or m.group()[1] == 80 else "token", m.start(), m.end()   # AKC, AP?
-    for anchor in _CTX_FINDS:
-        pos = low.find(anchor)
-        while pos >= 0:
-            if _context_here(low, pos, pos + len(anchor)):
-                yield "ctx", pos, pos + len(anchor)
-            pos = low.find(anchor, pos + len(anchor))
-    for pattern in _CTX_RES:
-        for m in pattern.finditer(low):
-            if _context_here(low, m.start(), m.end()):
-                yield "ctx", m.start(), m.end()
-
-
-def _by_first_byte(anchors: tuple[bytes, ...]) -> tuple[tuple[bytes, ...], tuple[re.Pattern, ...]]:
-    """Keywords alone on their first byte (searched with ``bytes.find``) and, per first byte shared by several, one
-    regex ``p(?:ass|wd)`` (its literal first byte makes it faster than a find for each; one alternation of all the
-    keywords is slower than the finds)."""
-    groups: dict[int, list[bytes]] = {}
-    for a in anchors:
-        groups.setdefault(a[0], []).append(a)
-    finds = tuple(g[0] for g in groups.values() if len(g) == 1)
-    res = tuple(re.compile(re.escape(bytes([b])) + b"(?:" + b"|".join(re.escape(a[1:]) for a in g) + b")")
-                for b, g in groups.items() if len(g) > 1)
-    return finds, res
-
-
-_CTX_FINDS, _CTX_RES = _by_first_byte(CONTEXT_ANCHORS)
-
-
-#: what must follow a context keyword for a rule to start there: a command keyword, or a secret word (the whole of
-#: an assignment's key word) before its ``=`` / ``:``, or before a space or ``=`` (a flag's value, a .netrc line)
-_CTX_LEAD = re.compile(rb"(?:cookie|sig=|mysql|mariadb|curl|wget|docker|login|ngrok)|"
-                       rb"(?:pass(?:word|wd|phrase)?s?|pwd|secret|token|cred(?:entials?)?|key|auth(?:orization)?)"
-                       rb"(?:\\?[\"'`]?\]?\s{0,4}(?::|=(?!=))|(?P<sp>[ \t=]))")
-#: a flag's name ending where the keyword starts (``--api-key``)
-_FLAG_NAME = re.compile(rb"-[a-z0-9_-]*$")
-
-
-def _context_here(low: bytes, start: int, end: int) -> bool:
-    """Whether a context keyword at ``low[start:end]`` can lead a context rule's match: a command keyword, a
-    secret word right before ``=`` / ``:`` (through a closing quote or bracket), or before a space as a flag's name
-    (a ``-`` before it) or at a line's start (a ``.netrc`` line)."""
-    m = _CTX_LEAD.match(low, start)
-    if m is None:
-        return False
-    if m.group("sp") is None:
-        return True
-    if low[m.end() - 1:m.end() + 1] == b"==" and start > 0 and low[start - 1] in b";?&":
-        return True                                   # ``;Password==x;``: a connection string's value opening with =
-    return (_FLAG_NAME.search(low, max(0, start - 62), start) is not None or start < 8
-            or low.find(b"\n", max(0, start - 8), start) >= 0)
-
-
-def candidate_windows(text: str) -> dict[str, list[tuple[int, int, int]]]:
-    """Per detector group, ``(line start, window start, window end)`` of the parts of ``text`` the prefilter marks.
-
-    A window reaches ``CONTEXT[group]`` characters either side of a mark, widened to the nearest space or the line's ends;
-    overlapping windows of a group are merged.
-    """
-    data = text.encode("ascii", "replace")            # one byte per character: offsets match the str
-    out: dict[str, list[tuple[int, int, int]]] = {}
-    line_start, line_end = 0, -1                      # the line of the previous mark (marks come sorted)
-    for group, pos, end in sorted(_marks(data)):
-        spans = out.get(group)
-        if spans and spans[-1][0] == line_start and end <= line_end and end + CONTEXT[group] < spans[-1][2]:
-            continue                                  # inside the last window of its group, which it cannot widen
-        if not line_start <= pos or end > line_end:
-            line_start = data.rfind(b"\n", 0, pos) + 1
-            line_end = data.find(b"\n", end)
-            line_end = len(data) if line_end < 0 else line_end
-        ws = data.rfind(b" ", line_start, max(line_start, pos - CONTEXT[group])) + 1 or line_start
-        we = data.find(b" ", min(line_end, end + CONTEXT[group]), line_end)
-        we = line_end if we < 0 else we + 1
-        spans = out.setdefault(group, [])
-        if spans and spans[-1][0] == line_start and ws <= spans[-1][2]:
-            spans[-1] = (line_start, spans[-1][1], max(we, spans[-1][2]))
-        else:
-            spans.append((line_start, ws, we))
-    return out
-
-
-def all_windows(text: str) -> dict[str, list[tuple[int, int, int]]]:
-    """Every line of ``text`` as a window of every group (the exhaustive scan the prefilter must agree with)."""
-    lines, start = [], 0
-    for line in text.split("\n"):
-        lines.append((start, start, start + len(line)))
-        start += len(line) + 1
-    return dict.fromkeys(GROUPS, lines)
 
 
 #: literals (lower case) one of which a detect-secrets pattern's match must hold: its keyword-led patterns (IBM,
@@ -399,7 +261,7 @@ class SecretScanner:
         from detect_secrets.plugins.base import RegexBasedDetector
 
         self.cfg = cfg or SecretsConfig()
-        self.windows = all_windows if exhaustive else candidate_windows
+        self.windows = (lambda texts: [all_windows(t) for t in texts]) if exhaustive else candidate_windows_many
         #: detector group -> (gate, [(secret type, pattern)]) of the regex plugins the group's windows are scanned with,
         #: grouped by their gate (each gate is looked for once per window)
         self.group_patterns: dict[str, list[tuple[PluginGate | None, list[tuple[str, re.Pattern]]]]] = {}
@@ -481,11 +343,26 @@ class SecretScanner:
 
     def find(self, text: str) -> list[Finding]:
         """Non-overlapping findings in ``text``, earliest first (longer span wins on overlap)."""
-        if len(text) < MIN_TEXT:
-            return []
+        return self.find_many([text])[0]
+
+    def find_many(self, texts: list[str]) -> list[list[Finding]]:
+        """:meth:`find` of each of ``texts``, the prefilter's passes made once over all of them (texts shorter than
+        ``MIN_TEXT`` are not scanned)."""
+        scanned = [text for text in texts if len(text) >= MIN_TEXT]
+        windows = dict(zip(range(len(scanned)), self.windows(scanned))) if scanned else {}
+        out, i = [], 0
+        for text in texts:
+            if len(text) < MIN_TEXT:
+                out.append([])
+            else:
+                out.append(self._findings(text, windows[i]))
+                i += 1
+        return out
+
+    def _findings(self, text: str, windows: dict[str, list[tuple[int, int, int]]]) -> list[Finding]:
         found: list[Finding] = []
-        for group, windows in self.windows(text).items():
-            for line_start, ws, we in windows:
+        for group, spans in windows.items():
+            for line_start, ws, we in spans:
                 found.extend(self._window_findings(group, text, line_start, ws, we))
         if self.cfg.secrets and "PRIVATE KEY" in text:
             found.extend(self._private_keys(text))
@@ -516,6 +393,27 @@ class SecretScanner:
         return "".join(parts)
 
 
+def _strings(value: Any, out: dict[str, None], top: bool = False) -> dict[str, None]:
+    """Every string inside ``value`` (at the top level, ids and hashes excepted), in the order met, into ``out``."""
+    if isinstance(value, Mapping):
+        for k, v in value.items():
+            if top and k in ID_FIELDS:
+                continue
+            if isinstance(v, str):
+                out[v] = None
+            elif isinstance(v, (Mapping, list, tuple)):
+                _strings(v, out)
+    elif isinstance(value, (list, tuple)):
+        for v in value:
+            if isinstance(v, str):
+                out[v] = None
+            elif isinstance(v, (Mapping, list, tuple)):
+                _strings(v, out)
+    elif isinstance(value, str):
+        out[value] = None
+    return out
+
+
 def _scrub_value(value: Any, path: str, scanner: SecretScanner, evidence: list[dict],
                  seen: dict[str, list[Finding]]) -> Any:
     """``value`` with every string inside it scrubbed; findings appended to ``evidence``; ``seen`` holds the
@@ -524,18 +422,31 @@ def _scrub_value(value: Any, path: str, scanner: SecretScanner, evidence: list[d
         findings = seen.get(value)
         if findings is None:
             findings = seen[value] = scanner.find(value)
+        if not findings:
+            return value
         evidence.extend({"kind": f.kind, "label": f.label, "field": path, "offset": f.start,
                          "length": f.end - f.start} for f in findings)
-        return scanner.scrub(value, findings) if findings else value
+        return scanner.scrub(value, findings)
     if isinstance(value, Mapping):
-        out = {k: v if (not path and k in ID_FIELDS) else _scrub_value(v, f"{path}.{k}" if path else str(k),
-                                                                            scanner, evidence, seen)
-               for k, v in value.items()}
-        return out if any(out[k] is not value[k] for k in out) else value
+        out, changed = {}, False
+        for k, v in value.items():
+            if (not path and k in ID_FIELDS) or isinstance(v, str) and seen.get(v) == []:
+                out[k] = v                                # an id, or a string known to be clean: no path to build
+            else:
+                out[k] = _scrub_value(v, f"{path}.{k}" if path else str(k), scanner, evidence, seen)
+                changed = changed or out[k] is not v
+        return out if changed else value
     if isinstance(value, (list, tuple)):
-        items = [_scrub_value(v, f"{path}[{i}]", scanner, evidence, seen) for i, v in enumerate(value)]
+        items = [v if isinstance(v, str) and seen.get(v) == [] else
+                 _scrub_value(v, f"{path}[{i}]", scanner, evidence, seen) for i, v in enumerate(value)]
         return items if any(a is not b for a, b in zip(items, value)) else value
     return value
+
+
+def _scanned(value: Any, scanner: SecretScanner) -> dict[str, list[Finding]]:
+    """The findings of every string inside ``value`` (ids and hashes excepted), scanned together."""
+    texts = list(_strings(value, {}, top=True))
+    return dict(zip(texts, scanner.find_many(texts)))
 
 
 def scrub_record(record: dict, scanner: SecretScanner, spec: FieldSpec | None = None
@@ -544,12 +455,12 @@ def scrub_record(record: dict, scanner: SecretScanner, spec: FieldSpec | None = 
     accepted for symmetry with the other filters: secrets are looked for everywhere). The evidence holds kind,
     label, field and offsets only."""
     evidence: list[dict[str, Any]] = []
-    return _scrub_value(record, "", scanner, evidence, {}), evidence
+    return _scrub_value(record, "", scanner, evidence, _scanned(record, scanner)), evidence
 
 
 def scrub_row(row: Mapping[str, Any], scanner: SecretScanner) -> dict:
     """Any row (a reject, a filtered record) with secrets replaced in every string field but ids and hashes."""
-    return dict(_scrub_value(row, "", scanner, [], {}))
+    return dict(_scrub_value(row, "", scanner, [], _scanned(row, scanner)))
 
 
 def _with_counts(record: dict, counts: Mapping[str, int]) -> dict:

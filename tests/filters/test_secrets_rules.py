@@ -7,10 +7,10 @@ import math
 
 import pytest
 
+from swemine.filters.secret_prefilter import candidate_windows
 from swemine.filters.secrets import (
     SecretScanner,
     SecretsConfig,
-    candidate_windows,
     scrub_record,
     secrets_stage_fn,
     shannon_bits,
