@@ -214,43 +214,23 @@ _PLUGIN_GATES = (("-us[0-9]", ("-us",)), ("cloudant", ("cloudant",)), ("softlaye
                  ("pypi-AgE", ("pypi-age",)), ("SG\\.", ("sg.",)), ("sq0csp-", ("sq0csp-",)), ("k_live_", ("k_live_",)))
 #: the keyword-led patterns' assignment: a key word, ``=`` / ``:`` / a space, the value (24+ characters of its class)
 _ASSIGNED = """(?:"|\\'|)(?:\\]|)(?: *)(?:=|:|:=|=>| +|::)(?: *)(?:"|\\'|)("""
-#: (a part of a detect-secrets pattern, a regex each of its matches holds, whether on the lower-cased window): the
-#: patterns whose literal sits in most windows and that cost the most (no literal to open with), looked for only
-#: where their shape is found first (a regex opening with a literal: the regex engine scans for it)
+#: (a part of a detect-secrets pattern, a regex each of its matches holds): the patterns whose literal sits in most
+#: windows and that cost the most (no literal to open with) run only where their shape is found first (a regex opening
+#: with a literal, or one alternation of the keywords)
 _PLUGIN_SHAPES = (
-    (_ASSIGNED, re.compile(r"""(?:key|pwd?|pass(?:word)?|token)["']?\]? *(?:=|:|:=|=>| +|::) *["']?[0-9a-z_-]{24}"""),
-     True),
-    ("\\d{8,10}:[0-9A-Za-z_-]{35}", re.compile(r":[0-9A-Za-z_-]{35}"), False),                     # Telegram
-    ("\\.[a-zA-Z\\d_-]{6}\\.[a-zA-Z\\d_-]{27}", re.compile(r"\.[a-zA-Z\d_-]{6}\.[a-zA-Z\d_-]{27}"), False),   # Discord
+    (_ASSIGNED, re.compile(r"""(?i)(?:key|pwd?|pass(?:word)?|token)["']?\]? *(?:=|:|:=|=>| +|::) *["']?[0-9a-z_-]{24}""")),
+    ("\\d{8,10}:[0-9A-Za-z_-]{35}", re.compile(r":[0-9A-Za-z_-]{35}")),                               # Telegram
+    ("\\.[a-zA-Z\\d_-]{6}\\.[a-zA-Z\\d_-]{27}", re.compile(r"\.[a-zA-Z\d_-]{6}\.[a-zA-Z\d_-]{27}")),   # Discord
 )
 
 
-@dataclass(frozen=True)
-class PluginGate:
-    """What a window must hold for a detect-secrets pattern to run on it: one of ``literals`` (lower case), then a
-    match of ``shape`` when given (on the lower-cased window when ``lower``: only where that is ASCII, as the
-    pattern ignores case the Unicode way)."""
-    literals: tuple[str, ...]
-    shape: re.Pattern | None = None
-    lower: bool = False
-
-    def passes(self, text: str, ws: int, we: int, low: str) -> bool:
-        if not any(g in low for g in self.literals):
-            return False
-        if self.shape is None:
-            return True
-        if self.lower:
-            return not low.isascii() or self.shape.search(low) is not None
-        return self.shape.search(text, ws, we) is not None
-
-
-def plugin_gate(pattern: re.Pattern) -> PluginGate | None:
-    """What a window must hold for ``pattern`` to run on it (None: always run)."""
-    shape = next(((s, lower) for part, s, lower in _PLUGIN_SHAPES if part in pattern.pattern), (None, False))
+def plugin_gate(pattern: re.Pattern) -> tuple[tuple[str, ...], re.Pattern | None]:
+    """What a window must hold for ``pattern`` to run on it: one of some literals (lower case; none: always run),
+    then a match of a regex when one is given."""
+    shape = next((s for part, s in _PLUGIN_SHAPES if part in pattern.pattern), None)
     if pattern.pattern.startswith(_KEYWORD_LED):
-        return PluginGate(("key", "pw", "pass", "token", "secret"), *shape)
-    literals = next((gate for part, gate in _PLUGIN_GATES if part in pattern.pattern), ())
-    return PluginGate(literals, *shape) if literals else None
+        return ("key", "pw", "pass", "token", "secret"), shape
+    return next((gate for part, gate in _PLUGIN_GATES if part in pattern.pattern), ()), shape
 
 
 class SecretScanner:
@@ -262,11 +242,11 @@ class SecretScanner:
 
         self.cfg = cfg or SecretsConfig()
         self.windows = (lambda texts: [all_windows(t) for t in texts]) if exhaustive else candidate_windows_many
-        #: detector group -> (gate, [(secret type, pattern)]) of the regex plugins the group's windows are scanned with,
-        #: grouped by their gate (each gate is looked for once per window)
-        self.group_patterns: dict[str, list[tuple[PluginGate | None, list[tuple[str, re.Pattern]]]]] = {}
+        #: detector group -> (literals, shape, [(secret type, pattern)]) of the regex plugins the group's windows are
+        #: scanned with, grouped by their gate (:func:`plugin_gate`, looked for once per window)
+        self.group_patterns: dict[str, list[tuple[tuple[str, ...], re.Pattern | None, list[tuple[str, re.Pattern]]]]] = {}
         self.line_plugins: list[Any] = []
-        plans: dict[str, dict[PluginGate | None, list[tuple[str, re.Pattern]]]] = {}
+        plans: dict[str, dict[tuple, list[tuple[str, re.Pattern]]]] = {}
         for secret_type, cls in sorted(get_mapping_from_secret_type_to_class().items()):
             name = cls.__name__
             if name in WRONG_PLUGINS:
@@ -278,7 +258,7 @@ class SecretScanner:
                 for pat in cls().denylist:
                     gates = plans.setdefault(_PLUGIN_GROUP.get(secret_type, "token"), {})
                     gates.setdefault(plugin_gate(pat), []).append((secret_type, pat))
-        self.group_patterns = {group: list(gates.items()) for group, gates in plans.items()}
+        self.group_patterns = {group: [(*gate, pats) for gate, pats in gates.items()] for group, gates in plans.items()}
         self.private_key = [p for t, c in get_mapping_from_secret_type_to_class().items() if t == "Private Key"
                             for p in c().denylist] + [PEM_HEADER]
 
@@ -295,12 +275,17 @@ class SecretScanner:
         cfg = self.cfg
         if cfg.secrets:
             low = None                                # the window lower-cased, once a gate needs it
-            for gate, patterns in self.group_patterns.get(group, ()):
-                if gate is not None:
+            for literals, shape, patterns in self.group_patterns.get(group, ()):
+                if literals:
                     if low is None:
                         low = text[ws:we].lower()
-                    if not gate.passes(text, ws, we, low):
+                    for literal in literals:
+                        if literal in low:
+                            break
+                    else:
                         continue
+                if shape is not None and shape.search(text, ws, we) is None:
+                    continue
                 for label, pat in patterns:
                     for m in pat.finditer(text, ws, we):
                         if m.end() > m.start() and (label != "Basic Auth Credentials" or url_password(m.group(1))):
