@@ -38,10 +38,12 @@ _ANCHOR_FINDS = ((b"@", "at"), (b"xox", "slack"), (b"hooks.slack", "slack"))
 _A_ANCHOR_RE = re.compile(rb"A(?:KIA|SIA|BIA|CCA|3T|KC|P[0-9A-F])")
 _GATES = {"ip4": re.compile(rb"\.\d{1,3}\.\d{1,3}\.\d"),
           "ip6": re.compile(rb":[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:")}
-GROUPS = ("token", "slack", "artifactory", "at", "ip4", "ip6", "ctx")
+#: the entropy detector's shortest token: its group marks the token-like base64 runs this long (its tokens lie in them)
+ENTROPY_RUN = 32
+GROUPS = ("token", "slack", "artifactory", "at", "ip4", "ip6", "ctx", "entropy")
 #: characters either side of a mark handed to a group's detectors (the longest lead-in any of them matches:
 #: a key name before a token, a user:password before an @, the words before an IP)
-CONTEXT = {"token": 128, "at": 160, "ip4": 64, "ip6": 64, "slack": 64, "artifactory": 64, "ctx": 120}
+CONTEXT = {"token": 128, "at": 160, "ip4": 64, "ip6": 64, "slack": 64, "artifactory": 64, "ctx": 120, "entropy": 0}
 
 
 def token_like(run: bytes) -> bool:
@@ -100,6 +102,8 @@ def _marks(data: bytes, starts: list[int]) -> list[tuple[str, int, int]]:
             end = len(flat) if end < 0 else end
             if token_like(data[pos:end]):
                 add(("token", pos, end))
+                if table is _RUNS[0][0] and end - pos >= ENTROPY_RUN:
+                    add(("entropy", pos, end))
             pos = flat.find(run, end)
     for group, gate in _GATES.items():
         for m in gate.finditer(data):

@@ -35,7 +35,7 @@ from typing import Any
 from swemine.filters.fields import FieldSpec
 from swemine.filters.home_paths import PLACEHOLDER as HOME_PLACEHOLDER
 from swemine.filters.home_paths import home_user_spans
-from swemine.filters.secret_prefilter import all_windows, candidate_windows_many, token_like
+from swemine.filters.secret_prefilter import ENTROPY_RUN, all_windows, candidate_windows_many, token_like
 from swemine.filters.secret_rules import (
     context_secrets,
     provider_tokens,
@@ -66,7 +66,8 @@ IP_BEFORE = re.compile(r"(?i)(?:\b(?:ip|ipv4|ips|addr|address(?:es)?|host(?:name
 IP_AFTER = re.compile(r":\d{1,5}\b")
 IP_NOT = re.compile(r"(?i)(?:\b(?:v|ver|version|versions|release|rev|revision|build|tag|pip|package)\b\W{0,3}|"
                     r"[=<>~!]=\s*)$")
-ENTROPY_TOKEN = re.compile(r"(?:(?<=\\[ntr])|(?<![A-Za-z0-9+/=_.\\-]))[A-Za-z0-9+/]{32,64}={0,2}(?![A-Za-z0-9+/=_\-])")
+ENTROPY_TOKEN = re.compile(r"(?:(?<=\\[ntr])|(?<![A-Za-z0-9+/=_.\\-]))[A-Za-z0-9+/]{" + str(ENTROPY_RUN)
+                           + r",64}={0,2}(?![A-Za-z0-9+/=_\-])")
 #: no finding is shorter (``a@b.io``, a 6-character context value): shorter texts are not scanned
 MIN_TEXT = 6
 PEM_LINE_SPAN = 4096   # a token followed by "-----END " this close is a line of a PEM block (certificates are public)
@@ -292,7 +293,7 @@ class SecretScanner:
                             yield Finding("secret", label, *m.span())
             if group == "token":
                 yield from (Finding("secret", *f) for f in provider_tokens(text, ws, we))
-            if cfg.entropy and group == "token":
+            if cfg.entropy and group == "entropy":
                 for m in ENTROPY_TOKEN.finditer(text, ws, we):
                     if _secret_token(text, line_start, *m.span()):
                         yield Finding("secret", "High Entropy String", *m.span())
