@@ -159,6 +159,7 @@ def _joined_words(value: str) -> bool:
 
 
 _FILE_PATH = re.compile(r"/[^/]+/[^/]*\.[a-z][a-z0-9]{0,4}$")   # folders, then a file name with its extension
+_DIGIT = re.compile(r"[0-9]")                                   # token characters are ASCII
 
 
 def truncated_token(text: str) -> tuple[str, int, int] | None:
@@ -168,7 +169,7 @@ def truncated_token(text: str) -> tuple[str, int, int] | None:
         return None
     tail = text[-400:]
     run = len(tail) - len(tail.rstrip(_TOKEN_CHAR_STR))       # the token characters that end the text
-    if run < 8 or not (run >= 24 or any(c.isdigit() for c in tail[-run:])):
+    if run < 8 or not (run >= 24 or _DIGIT.search(tail, len(tail) - run)):
         return None
     since = max(0, len(text) - run - 40)
     tail = TRUNCATED.search(text, since)
@@ -176,7 +177,7 @@ def truncated_token(text: str) -> tuple[str, int, int] | None:
     while start > since and text[start - 1] in _TOKEN_CHARS:
         start -= 1
     value = text[start:]
-    if len(value) >= 24 and value != value.upper() and value != value.lower() and any(c.isdigit() for c in value) \
+    if len(value) >= 24 and value != value.upper() and value != value.lower() and _DIGIT.search(value) \
             and not (tail and tail.start() <= start) and not _joined_words(value):
         # the run mixing cases and digits, unless a prefix leads or it is words joined by separators
         return ("Truncated Token", start, len(text)) if _random_enough(value) else None

@@ -379,24 +379,32 @@ class SecretScanner:
         return "".join(parts)
 
 
+#: how the scrub walks a value of each type: "str", "map" (a mapping), "seq" (a list or tuple) or "" (left alone)
+_KINDS: dict[type, str] = {str: "str", dict: "map", list: "seq", tuple: "seq", int: "", float: "", bool: "",
+                           type(None): ""}
+
+
+def _kind(value: Any) -> str:
+    kind = _KINDS.get(type(value))
+    if kind is None:
+        kind = _KINDS[type(value)] = ("str" if isinstance(value, str) else "map" if isinstance(value, Mapping)
+                                      else "seq" if isinstance(value, (list, tuple)) else "")
+    return kind
+
+
 def _strings(value: Any, out: dict[str, None], top: bool = False) -> dict[str, None]:
     """Every string inside ``value`` (at the top level, ids and hashes excepted), in the order met, into ``out``."""
-    if isinstance(value, Mapping):
-        for k, v in value.items():
-            if top and k in ID_FIELDS:
-                continue
-            if isinstance(v, str):
-                out[v] = None
-            elif isinstance(v, (Mapping, list, tuple)):
-                _strings(v, out)
-    elif isinstance(value, (list, tuple)):
-        for v in value:
-            if isinstance(v, str):
-                out[v] = None
-            elif isinstance(v, (Mapping, list, tuple)):
-                _strings(v, out)
-    elif isinstance(value, str):
+    kind = _kind(value)
+    if kind == "str":
         out[value] = None
+    elif kind:
+        for k, v in value.items() if kind == "map" else enumerate(value):
+            if top and kind == "map" and k in ID_FIELDS:
+                continue
+            if type(v) is str:
+                out[v] = None
+            elif _kind(v):
+                _strings(v, out)
     return out
 
 
@@ -404,7 +412,8 @@ def _scrub_value(value: Any, path: str, scanner: SecretScanner, evidence: list[d
                  seen: dict[str, list[Finding]]) -> Any:
     """``value`` with every string inside it scrubbed; findings appended to ``evidence``; ``seen`` holds the
     findings of the strings scanned so far (a record repeats many: roles, tool names, a task text)."""
-    if isinstance(value, str):
+    kind = _kind(value)
+    if kind == "str":
         findings = seen.get(value)
         if findings is None:
             findings = seen[value] = scanner.find(value)
@@ -413,26 +422,28 @@ def _scrub_value(value: Any, path: str, scanner: SecretScanner, evidence: list[d
         evidence.extend({"kind": f.kind, "label": f.label, "field": path, "offset": f.start,
                          "length": f.end - f.start} for f in findings)
         return scanner.scrub(value, findings)
-    if isinstance(value, Mapping):
+    if kind == "map":
         out, changed = {}, False
         for k, v in value.items():
-            if (not path and k in ID_FIELDS) or isinstance(v, str) and seen.get(v) == []:
-                out[k] = v                                # an id, or a string known to be clean: no path to build
+            if (not path and k in ID_FIELDS) or not _kind(v) or type(v) is str and seen.get(v) == []:
+                out[k] = v                            # an id, a number, a string known to be clean: no path to build
             else:
                 out[k] = _scrub_value(v, f"{path}.{k}" if path else str(k), scanner, evidence, seen)
                 changed = changed or out[k] is not v
         return out if changed else value
-    if isinstance(value, (list, tuple)):
-        items = [v if isinstance(v, str) and seen.get(v) == [] else
+    if kind == "seq":
+        items = [v if not _kind(v) or type(v) is str and seen.get(v) == [] else
                  _scrub_value(v, f"{path}[{i}]", scanner, evidence, seen) for i, v in enumerate(value)]
         return items if any(a is not b for a, b in zip(items, value)) else value
     return value
 
 
-def _scanned(value: Any, scanner: SecretScanner) -> dict[str, list[Finding]]:
-    """The findings of every string inside ``value`` (ids and hashes excepted), scanned together."""
+def _scrub(value: Any, scanner: SecretScanner, evidence: list[dict]) -> Any:
+    """``value`` scrubbed (:func:`_scrub_value`), every string inside it scanned together first; ``value`` itself
+    when nothing was found."""
     texts = list(_strings(value, {}, top=True))
-    return dict(zip(texts, scanner.find_many(texts)))
+    seen = dict(zip(texts, scanner.find_many(texts)))
+    return _scrub_value(value, "", scanner, evidence, seen) if any(seen.values()) else value
 
 
 def scrub_record(record: dict, scanner: SecretScanner, spec: FieldSpec | None = None
@@ -441,12 +452,12 @@ def scrub_record(record: dict, scanner: SecretScanner, spec: FieldSpec | None = 
     accepted for symmetry with the other filters: secrets are looked for everywhere). The evidence holds kind,
     label, field and offsets only."""
     evidence: list[dict[str, Any]] = []
-    return _scrub_value(record, "", scanner, evidence, _scanned(record, scanner)), evidence
+    return _scrub(record, scanner, evidence), evidence
 
 
 def scrub_row(row: Mapping[str, Any], scanner: SecretScanner) -> dict:
     """Any row (a reject, a filtered record) with secrets replaced in every string field but ids and hashes."""
-    return dict(_scrub_value(row, "", scanner, [], _scanned(row, scanner)))
+    return dict(_scrub(row, scanner, []))
 
 
 def _with_counts(record: dict, counts: Mapping[str, int]) -> dict:
