@@ -34,14 +34,32 @@ _PATHS = (
      re.compile(r"-(?:Users|home)-(?<![\w.]-Users-)(?<![\w.]-home-)([A-Za-z0-9_.]+)(?=-|$|[/\s\"'])")),
 )
 _MIN_WORD = 4        # names shorter than this are only replaced inside paths
+#: each literal of _PATHS, by the word it holds, with that word's offset in it
+_BY_WORD = {word: [(lit, lit.index(word)) for literals, _ in _PATHS for lit in literals if word in lit]
+            for word in ("home", "Users")}
+
+
+def _literals_held(text: str) -> set[str]:
+    """The literals of ``_PATHS`` that ``text`` holds, looked for around its ``home`` / ``Users`` (one pass each)."""
+    held: set[str] = set()
+    for word, literals in _BY_WORD.items():
+        wanted = {lit for lit, _ in literals}
+        pos = text.find(word)
+        while pos >= 0 and not wanted <= held:
+            for lit, k in literals:
+                if pos >= k and text.startswith(lit, pos - k):
+                    held.add(lit)
+            pos = text.find(word, pos + 1)
+    return held
 
 
 def home_user_spans(text: str) -> list[tuple[int, int]]:
     """Sorted, non-overlapping ``(start, end)`` spans of home-directory user names in ``text``."""
     spans: set[tuple[int, int]] = set()
     names: set[str] = set()
+    held = _literals_held(text)
     for literals, pattern in _PATHS:
-        if not any(lit in text for lit in literals):
+        if held.isdisjoint(literals):
             continue
         for m in pattern.finditer(text):
             name = m.group(1).rstrip(".-")

@@ -39,7 +39,10 @@ _GATES = {"ip4": re.compile(rb"\.\d{1,3}\.\d{1,3}\.\d"),
           "ip6": re.compile(rb":[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:")}
 #: the entropy detector's shortest token: its group marks the token-like base64 runs this long (its tokens lie in them)
 ENTROPY_RUN = 32
-GROUPS = ("token", "slack", "artifactory", "at", "ip4", "ip6", "ctx", "entropy")
+#: the groups of detectors that scan a whole text (private keys to their END line, home paths and the user names
+#: they name anywhere in it), each with the literals one of which the text must hold; its one window is the text
+WHOLE_TEXT = {"pem": (b"PRIVATE KEY",), "home": (b"home", b"Users")}
+GROUPS = ("token", "slack", "artifactory", "at", "ip4", "ip6", "ctx", "entropy", *WHOLE_TEXT)
 #: characters either side of a mark handed to a group's detectors (the longest lead-in any of them matches:
 #: a key name before a token, a user:password before an @, the words before an IP)
 CONTEXT = {"token": 128, "at": 160, "ip4": 64, "ip6": 64, "slack": 64, "artifactory": 64, "ctx": 120, "entropy": 0}
@@ -113,6 +116,14 @@ def _marks(data: bytes, starts: list[int]) -> list[tuple[str, int, int]]:
         while pos >= 0:
             add((group, pos, pos + len(anchor)))
             pos = data.find(anchor, pos + len(anchor))
+    n = len(starts)
+    for group, literals in WHOLE_TEXT.items():
+        for literal in literals:
+            pos = data.find(literal)
+            while pos >= 0:                           # one mark a text, at its start
+                i = bisect_right(starts, pos) - 1
+                add((group, starts[i], starts[i]))
+                pos = data.find(literal, starts[i + 1]) if i + 1 < n else -1
     for m in _A_ANCHOR_RE.finditer(data):
         add(("artifactory" if m.group() == b"AKC" or m.group()[1] == 80 else "token", m.start(), m.end()))  # AKC, AP?
     low = data.lower()
@@ -124,7 +135,6 @@ def _marks(data: bytes, starts: list[int]) -> list[tuple[str, int, int]]:
             pos = low.find(anchor, pos + len(anchor))
     for pattern in _CTX_RES:
         hits.extend(m.span() for m in pattern.finditer(low))
-    n = len(starts)
     for pos, end in hits:
         i = bisect_right(starts, pos) - 1
         if _context_here(low, pos, end, starts[i], starts[i + 1] - 1 if i + 1 < n else len(low)):
@@ -137,6 +147,9 @@ def _windows(data: bytes, lo: int, hi: int, marks: list[tuple[str, int, int]]) -
     out: Windows = {}
     line_start, line_end = lo, lo - 1                 # the line of the previous mark (marks come sorted)
     for group, pos, end in marks:
+        if group in WHOLE_TEXT:
+            out[group] = [(lo, lo, hi)]
+            continue
         spans = out.get(group)
         if spans and spans[-1][0] == line_start and end <= line_end and end + CONTEXT[group] < spans[-1][2]:
             continue                                  # inside the last window of its group, which it cannot widen
@@ -188,9 +201,12 @@ def candidate_windows(text: str) -> Windows:
 
 
 def all_windows(text: str) -> Windows:
-    """Every line of ``text`` as a window of every group (the exhaustive scan the prefilter must agree with)."""
+    """Every line of ``text`` as a window of every group (the exhaustive scan the prefilter must agree with), and the
+    whole text as the window of each whole-text group whose literal it holds."""
     lines, start = [], 0
     for line in text.split("\n"):
         lines.append((start, start, start + len(line)))
         start += len(line) + 1
-    return dict.fromkeys(GROUPS, lines)
+    data = text.encode("ascii", "replace")
+    whole = {g: [(0, 0, len(text))] for g, literals in WHOLE_TEXT.items() if any(lit in data for lit in literals)}
+    return {**dict.fromkeys([g for g in GROUPS if g not in WHOLE_TEXT], lines), **whole}

@@ -301,6 +301,10 @@ class SecretScanner:
                 yield from (Finding("secret", *f) for f in context_secrets(text, ws, we))
             if group == "at" and text.find("://", ws, we) >= 0:
                 yield from (Finding("secret", *f) for f in url_passwords(text, ws, we))
+            if group == "pem":
+                yield from self._private_keys(text)
+        if cfg.home_paths and group == "home":
+            yield from (Finding("pii", "home_user", s, e) for s, e in home_user_spans(text))
         if cfg.emails and group == "at":
             for m in EMAIL.finditer(text, ws, we):
                 local, domain = m.group().lower().rsplit("@", 1)
@@ -350,14 +354,10 @@ class SecretScanner:
         for group, spans in windows.items():
             for line_start, ws, we in spans:
                 found.extend(self._window_findings(group, text, line_start, ws, we))
-        if self.cfg.secrets and "PRIVATE KEY" in text:
-            found.extend(self._private_keys(text))
         if self.cfg.secrets and (cut := truncated_token(text)):
             found.append(Finding("secret", *cut))
         if self.line_plugins:
             found.extend(self._plugin_lines(text))
-        if self.cfg.home_paths and ("home" in text or "Users" in text):
-            found.extend(Finding("pii", "home_user", s, e) for s, e in home_user_spans(text))
         found.sort(key=lambda f: (f.start, -(f.end - f.start), f.label))
         out: list[Finding] = []
         for f in found:
