@@ -432,8 +432,12 @@ def context_secrets(text: str, ws: int, we: int) -> Iterator[tuple[str, int, int
         if gate == NETRC_GATE:
             if "machine" not in window and not _NETRC_LINE.match(window):
                 continue
-        elif gate and not any(g in window for g in gate):
-            continue
+        elif gate:
+            for literal in gate:
+                if literal in window:
+                    break
+            else:
+                continue
         found = _at_stems(rule, text, ws, we, window) if rule is ASSIGNMENT else _matches(rule, text, ws, we)
         for m in found:
             name = (_name_at(text, ws, m.end("kw")) if "kw" in rule.groupindex

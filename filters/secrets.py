@@ -339,15 +339,8 @@ class SecretScanner:
         """:meth:`find` of each of ``texts``, the prefilter's passes made once over all of them (texts shorter than
         ``MIN_TEXT`` are not scanned)."""
         scanned = [text for text in texts if len(text) >= MIN_TEXT]
-        windows = dict(zip(range(len(scanned)), self.windows(scanned))) if scanned else {}
-        out, i = [], 0
-        for text in texts:
-            if len(text) < MIN_TEXT:
-                out.append([])
-            else:
-                out.append(self._findings(text, windows[i]))
-                i += 1
-        return out
+        windows = iter(self.windows(scanned) if scanned else ())
+        return [self._findings(text, next(windows)) if len(text) >= MIN_TEXT else [] for text in texts]
 
     def _findings(self, text: str, windows: dict[str, list[tuple[int, int, int]]]) -> list[Finding]:
         found: list[Finding] = []
@@ -358,6 +351,8 @@ class SecretScanner:
             found.append(Finding("secret", *cut))
         if self.line_plugins:
             found.extend(self._plugin_lines(text))
+        if len(found) < 2:
+            return found
         found.sort(key=lambda f: (f.start, -(f.end - f.start), f.label))
         out: list[Finding] = []
         for f in found:
