@@ -368,6 +368,7 @@ def _matches(rule: re.Pattern, text: str, ws: int, we: int) -> Iterator[re.Match
 
 #: the lower-case stems an assignment's key word starts with
 _STEMS = ("pass", "pwd", "secret", "token", "key", "auth", "access", "pat", "bearer", "cred")
+_STEM_AT = re.compile("(?=" + "|".join(_STEMS) + ")")      # every offset where one of them starts
 _NETRC_LINE = re.compile(r"[ \t+]*password[ \t]")
 
 
@@ -377,18 +378,10 @@ def _at_stems(rule: re.Pattern, text: str, ws: int, we: int, window: str) -> Ite
     if len(window) != we - ws:
         yield from _matches(rule, text, ws, we)
         return
-    starts = sorted({i for stem in _STEMS for i in _positions(window, stem)})
-    for i in starts:
-        m = rule.match(text, ws + i, we)
+    for stem in _STEM_AT.finditer(window):
+        m = rule.match(text, ws + stem.start(), we)
         if m:
             yield m
-
-
-def _positions(window: str, stem: str) -> Iterator[int]:
-    i = window.find(stem)
-    while i >= 0:
-        yield i
-        i = window.find(stem, i + 1)
 
 
 def _name_at(text: str, ws: int, end: int) -> str:
