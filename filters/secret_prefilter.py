@@ -55,20 +55,30 @@ def token_like(run: bytes) -> bool:
             + flat.count(b"0A")) >= MIN_SHIFTS
 
 
-def _by_first_byte(anchors: tuple[bytes, ...]) -> tuple[tuple[bytes, ...], tuple[re.Pattern, ...]]:
-    """Keywords alone on their first byte (searched with ``bytes.find``) and, per first byte shared by several, one
-    regex ``p(?:ass|wd)`` (its literal first byte makes it faster than a find for each; one alternation of all the
-    keywords is slower than the finds)."""
+#: letters the context keywords are grouped by (the first of these a keyword holds, else its first letter): rare in
+#: text, each shared by several keywords (``k``: token, key, cookie, docker, ngrok)
+_PIVOTS = b"kgcpmh"
+
+
+def _by_pivot(keywords: tuple[bytes, ...]) -> tuple[tuple[re.Pattern, int, tuple[bytes, ...]], ...]:
+    """Per pivot letter, ``(regex, letter, keywords)``: the regex matches the letter where one of its keywords holds
+    it (looking behind and ahead of it), so one pass finds them all (the regex engine scans for its literal first
+    byte; one pass a keyword, or one alternation of them all, is slower)."""
     groups: dict[int, list[bytes]] = {}
-    for a in anchors:
-        groups.setdefault(a[0], []).append(a)
-    finds = tuple(g[0] for g in groups.values() if len(g) == 1)
-    res = tuple(re.compile(re.escape(bytes([b])) + b"(?:" + b"|".join(re.escape(a[1:]) for a in g) + b")")
-                for b, g in groups.items() if len(g) > 1)
-    return finds, res
+    for kw in keywords:
+        groups.setdefault(next((c for c in _PIVOTS if c in kw), kw[0]), []).append(kw)
+    out = []
+    for pivot, kws in groups.items():
+        alts = []
+        for kw in kws:
+            i = kw.index(pivot)
+            alts.append((b"(?<=" + re.escape(kw[:i + 1]) + b")" if i else b"")
+                        + (b"(?=" + re.escape(kw[i + 1:]) + b")" if kw[i + 1:] else b""))
+        out.append((re.compile(re.escape(bytes([pivot])) + b"(?:" + b"|".join(alts) + b")"), pivot, tuple(kws)))
+    return tuple(out)
 
 
-_CTX_FINDS, _CTX_RES = _by_first_byte(CONTEXT_ANCHORS)
+_CTX_PIVOTS = _by_pivot(CONTEXT_ANCHORS)
 #: what must follow a context keyword for a rule to start there: a command keyword, or a secret word (the whole of
 #: an assignment's key word) before its ``=`` / ``:``, or before a space or ``=`` (a flag's value, a .netrc line)
 _CTX_LEAD = re.compile(rb"(?:cookie|sig=|mysql|mariadb|curl|wget|docker|login|ngrok)|"
@@ -128,13 +138,12 @@ def _marks(data: bytes, starts: list[int]) -> list[tuple[str, int, int]]:
         add(("artifactory" if m.group() == b"AKC" or m.group()[1] == 80 else "token", m.start(), m.end()))  # AKC, AP?
     low = data.lower()
     hits: list[tuple[int, int]] = []
-    for anchor in _CTX_FINDS:
-        pos = low.find(anchor)
-        while pos >= 0:
-            hits.append((pos, pos + len(anchor)))
-            pos = low.find(anchor, pos + len(anchor))
-    for pattern in _CTX_RES:
-        hits.extend(m.span() for m in pattern.finditer(low))
+    for regex, pivot, keywords in _CTX_PIVOTS:
+        for m in regex.finditer(low):
+            for kw in keywords:
+                start = m.start() - kw.index(pivot)
+                if start >= 0 and low.startswith(kw, start):
+                    hits.append((start, start + len(kw)))
     for pos, end in hits:
         i = bisect_right(starts, pos) - 1
         if _context_here(low, pos, end, starts[i], starts[i + 1] - 1 if i + 1 < n else len(low)):
