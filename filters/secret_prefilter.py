@@ -12,6 +12,7 @@ with the windows of each text exactly those :func:`candidate_windows` gives it a
 """
 from __future__ import annotations
 
+import functools
 import re
 from bisect import bisect_right
 
@@ -29,11 +30,11 @@ _ALNUM = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 _RUNS = ((_table(_ALNUM + b"+/="), b"a" * 20), (_table(_ALNUM + b"_-"), b"a" * 24))
 _CLASSES = bytes.maketrans(_ALNUM, b"A" * 26 + b"a" * 26 + b"0" * 10)
 MIN_SHIFTS = 4          # a run is token-like when its characters change class (lower/upper/digit) this often
-#: literal anchors of the groups whose matches can be short (Slack, e-mail and basic auth), each found by
-#: ``bytes.find``, and of AWS key ids (one case, few digits) and Artifactory keys in one regex opening with their
-#: literal ``A`` (the regex engine scans for it; an alternation of all the anchors is tried at every position, several
-#: times slower); ``AP`` only before a hex digit, as its pattern needs
-_ANCHOR_FINDS = ((b"@", "at"), (b"xox", "slack"), (b"hooks.slack", "slack"))
+#: literal anchors of the groups whose matches can be short (Slack, e-mail and basic auth), and of AWS key ids (one
+#: case, few digits) and Artifactory keys in one regex opening with their literal ``A`` (the regex engine scans for
+#: a regex's literal first byte; an alternation of all the anchors is tried at every position, several times slower);
+#: ``AP`` only before a hex digit, as its pattern needs
+_ANCHORS = ((b"@", "at"), (b"xox", "slack"), (b"hooks.slack", "slack"))
 _A_ANCHOR_RE = re.compile(rb"A(?:KIA|SIA|BIA|CCA|3T|KC|P[0-9A-F])")
 _GATES = {"ip4": re.compile(rb"\.\d{1,3}\.\d{1,3}\.\d"),
           "ip6": re.compile(rb":[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:")}
@@ -103,6 +104,24 @@ def _context_here(low: bytes, start: int, end: int, lo: int = 0, hi: int | None 
             or low.find(b"\n", max(lo, start - 8), start) >= 0)
 
 
+@functools.cache
+def _literal(literal: bytes) -> re.Pattern:
+    """A regex of ``literal``: the regex engine scans for its first byte and compares the rest, faster than
+    ``bytes.find`` where that byte is rare in text (an anchor's usually is)."""
+    return re.compile(re.escape(literal))
+
+
+def _occurrences(data: bytes, literal: bytes) -> list[int]:
+    """Offsets of the non-overlapping occurrences of ``literal`` in ``data`` (one byte: ``bytes.find``, a memchr)."""
+    if len(literal) > 1:
+        return [m.start() for m in _literal(literal).finditer(data)]
+    out, pos = [], data.find(literal)
+    while pos >= 0:
+        out.append(pos)
+        pos = data.find(literal, pos + 1)
+    return out
+
+
 def _marks(data: bytes, starts: list[int]) -> list[tuple[str, int, int]]:
     """``(group, start, end)`` of every prefilter mark in ``data``: texts joined by newlines, opening at ``starts``."""
     out: list[tuple[str, int, int]] = []
@@ -121,19 +140,16 @@ def _marks(data: bytes, starts: list[int]) -> list[tuple[str, int, int]]:
     for group, gate in _GATES.items():
         for m in gate.finditer(data):
             add((group, m.start(), m.end()))
-    for anchor, group in _ANCHOR_FINDS:
-        pos = data.find(anchor)
-        while pos >= 0:
-            add((group, pos, pos + len(anchor)))
-            pos = data.find(anchor, pos + len(anchor))
+    for anchor, group in _ANCHORS:
+        out.extend((group, pos, pos + len(anchor)) for pos in _occurrences(data, anchor))
     n = len(starts)
     for group, literals in WHOLE_TEXT.items():
         for literal in literals:
-            pos = data.find(literal)
-            while pos >= 0:                           # one mark a text, at its start
-                i = bisect_right(starts, pos) - 1
+            m = _literal(literal).search(data)
+            while m:                                  # one mark a text, at its start
+                i = bisect_right(starts, m.start()) - 1
                 add((group, starts[i], starts[i]))
-                pos = data.find(literal, starts[i + 1]) if i + 1 < n else -1
+                m = _literal(literal).search(data, starts[i + 1]) if i + 1 < n else None
     for m in _A_ANCHOR_RE.finditer(data):
         add(("artifactory" if m.group() == b"AKC" or m.group()[1] == 80 else "token", m.start(), m.end()))  # AKC, AP?
     low = data.lower()
