@@ -57,6 +57,9 @@ ID_FIELDS = frozenset({"record_id", "trajectory_id", "subject_id", "source_sha25
 #: a match may start right after a JSON escape (``\\n``) but not inside a longer word, path or escape
 _START = r"(?:(?<=\\[ntr])|(?<![\w.+\\-]))"
 EMAIL = re.compile(_START + r"[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,24}(?![\w-])")
+#: what every e-mail holds: a local part's character, ``@``, a domain label and its dot (opening with the ``@`` the
+#: regex engine scans for; the e-mail regex itself tries every position of a window: ``@property`` decorators)
+EMAIL_SHAPE = re.compile(r"@(?<=[A-Za-z0-9._%+-]@)[A-Za-z0-9-]+\.")
 IPV4 = re.compile(r"(?<![\w.-])(?:\d{1,3}\.){3}\d{1,3}(?!\w|\.\w)")
 IPV6 = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{1,4}(?![\w:])")
 #: Context that makes a dotted quad an address: a keyword shortly before it, or a port / prefix length after it.
@@ -305,7 +308,7 @@ class SecretScanner:
                 yield from self._private_keys(text)
         if cfg.home_paths and group == "home":
             yield from (Finding("pii", "home_user", s, e) for s, e in home_user_spans(text))
-        if cfg.emails and group == "at":
+        if cfg.emails and group == "at" and EMAIL_SHAPE.search(text, ws, we):
             for m in EMAIL.finditer(text, ws, we):
                 local, domain = m.group().lower().rsplit("@", 1)
                 if not (any(domain == d or domain.endswith("." + d) for d in cfg.email_allow_domains)
