@@ -211,45 +211,47 @@ _UV = r"(?P<uv>(?:[^\s\"'`;&<>\\]|[;&](?![\w .-]{1,40}=)){1,1200})"   # ; and & 
 _VALUE = rf"(?:{_Q}{_QV}|{_UV})"
 _W = r"(?:(?<=\\[ntr])|\b)"                       # a word start, also right after a JSON escape (\n)
 _FLAG = r"(?:(?<=\\[ntr])|(?<![\w-]))"            # a flag start, also right after a JSON escape
-#: (label, rule, loose, gate): a loose rule's value sits where only a password goes (``-p``, ``-u user:``), so it
-#: may look like an identifier; a rule runs on a window only when the window (lower-cased) holds one of its gate's
-#: literals (empty: always). An assignment rule's ``kw`` group is the end of a name looked up by :func:`_name_at`.
+#: (label, rule, loose, gate, also): a loose rule's value sits where only a password goes (``-p``, ``-u user:``), so
+#: it may look like an identifier; a rule runs on a window only when the window (lower-cased) holds one of its gate's
+#: literals (empty: always) and one of ``also`` when given (another literal its match holds, lower-cased: no ``i``
+#: nor ``s``, which other Unicode letters match ignoring case). An assignment rule's ``kw`` group is the end of a name
+#: looked up by :func:`_name_at`.
 ASSIGNMENT = re.compile(
     rf"(?P<kw>(?i:pass(?:word|wd|phrase)?s?|pwd|secret|token|credentials?|key|auth|access|pat|bearer))"
     rf"\\?[\"'`]?\]?\s{{0,4}}(?::=|=>|=(?!=)|:(?!:))\s{{0,4}}(?:[rbfu](?=[\"']))?{_VALUE}")
 NETRC_GATE = ("machine", "password")
-CONTEXT_RULES: tuple[tuple[str, re.Pattern, bool, tuple[str, ...]], ...] = (
-    ("Secret Assignment", ASSIGNMENT, False, ()),
+CONTEXT_RULES: tuple[tuple[str, re.Pattern, bool, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("Secret Assignment", ASSIGNMENT, False, (), ()),
     ("Command-line Secret", re.compile(rf"{_FLAG}--?(?P<name>[A-Za-z][\w-]{{1,60}})(?:=|\s+){_VALUE}"), False,
-     ("--", " -")),
+     ("--", " -"), ()),
     ("Command-line Secret", re.compile(
         rf"(?i){_W}(?:mysql|mysqldump|mysqladmin|mariadb(?:-dump)?)\b[^\n|;&]{{0,200}}?\s-p{_VALUE}"), True,
-     ("mysql", "mariadb")),
+     ("mysql", "mariadb"), ("-p",)),
     ("Command-line Secret", re.compile(
         rf"(?i){_W}(?:curl|wget|http)\b[^\n|;&]{{0,300}}?\s(?:-u|--user)[\s=]{{1,3}}\\?[\"']?[^\s:\"'\\]*:{_VALUE}"),
-     True, ("curl", "wget", "http")),
+     True, ("curl", "wget", "http"), ("-u",)),
     ("Command-line Secret", re.compile(rf"(?i){_W}docker\s+login\b[^\n|;&]{{0,200}}?\s-p\s+{_VALUE}"), True,
-     ("docker",)),
-    ("Command-line Secret", re.compile(rf"(?i){_W}wandb\s+login\s+(?:--\S+\s+)*{_VALUE}"), False, ("wandb",)),
+     ("docker",), ("-p",)),
+    ("Command-line Secret", re.compile(rf"(?i){_W}wandb\s+login\s+(?:--\S+\s+)*{_VALUE}"), False, ("wandb",), ()),
     ("Command-line Secret", re.compile(rf"(?i){_W}ngrok\s+(?:config\s+add-)?authtoken\s+{_VALUE}"), False,
-     ("ngrok",)),
+     ("ngrok",), ("authtoken",)),
     ("Command-line Secret", re.compile(rf"(?i){_W}login\((?:[^)\n]{{0,80}}?,\s*)?key\s*=\s*{_VALUE}"), False,
-     ("login(",)),
+     ("login(",), ()),
     ("HTTP Auth Header", re.compile(
         rf"(?i){_W}(?:proxy-)?authorization\\?[\"']?\s{{0,3}}[:=]\s{{0,3}}\\?[\"']?\s{{0,3}}"
         rf"(?:(?:bearer|token|basic|digest|bot|apikey|api-key|key|sso-key|jwt|hmac|negotiate)\s+)?"
-        rf"(?P<uv>[^\s\"'`\\,;]{{1,2000}})"), False, ("authorization",)),
+        rf"(?P<uv>[^\s\"'`\\,;]{{1,2000}})"), False, ("authorization",), ()),
     ("HTTP Auth Header", re.compile(rf"(?i){_W}(?:set-)?cookie\\?[\"']?\s{{0,3}}:\s{{0,3}}(?P<pairs>[^\n\"'\\]{{1,4000}})"),
-     False, ("cookie",)),
+     False, ("cookie",), (":",)),
     ("HTTP Auth Header", re.compile(rf"{_FLAG}(?:-b|--cookie)\s+\\?[\"']?(?P<pairs>[^\n\"'\\]{{1,4000}})"), False,
-     ("-b", "--cookie")),
-    ("Secret Assignment", re.compile(r"(?i)[?&;]sig=(?P<uv>[A-Za-z0-9%+/=]{8,})"), False, ("sig=",)),
+     ("-b", "--cookie"), ()),
+    ("Secret Assignment", re.compile(r"(?i)[?&;]sig=(?P<uv>[A-Za-z0-9%+/=]{8,})"), False, ("sig=",), ()),
     # a connection string's or URL query's password whose value opens with ``=`` (``;Password==x;``)
     ("Secret Assignment", re.compile(r"(?i)(?<=[;?&])(?:password|pwd)=(?P<uv>=[^;\s\"'&]{1,400})"), True,
-     ("password=", "pwd=")),
+     ("password=", "pwd="), ()),
     ("Secret Assignment", re.compile(
         r"(?i)(?:^|(?<=\\n)|\bmachine\s+\S+\s+login\s+\S+\s+)[+\s]*password\s+(?P<uv>[^\s\"'\\]+)\s*(?:$|(?=\\[nr]))",
-        re.M), True, NETRC_GATE),
+        re.M), True, NETRC_GATE, ()),
 )
 #: a URL's userinfo password: any characters but spaces and quotes, up to the last ``@`` before a host
 URL_PASSWORD = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@\"'<>\\]*:(?P<uv>[^\s\"'<>\\]{1,400})@"
@@ -420,7 +422,7 @@ def _literal_here(text: str, m: re.Match, name: str | None) -> bool:
 def context_secrets(text: str, ws: int, we: int) -> Iterator[tuple[str, int, int]]:
     """``(label, start, end)`` of secret values in ``text[ws:we]`` found by their context (only the value)."""
     window = text[ws:we].lower()
-    for label, rule, loose, gate in CONTEXT_RULES:
+    for label, rule, loose, gate, also in CONTEXT_RULES:
         if gate == NETRC_GATE:
             if "machine" not in window and not _NETRC_LINE.match(window):
                 continue
@@ -430,6 +432,12 @@ def context_secrets(text: str, ws: int, we: int) -> Iterator[tuple[str, int, int
                     break
             else:
                 continue
+            for literal in also:
+                if literal in window:
+                    break
+            else:
+                if also:
+                    continue
         found = _at_stems(rule, text, ws, we, window) if rule is ASSIGNMENT else _matches(rule, text, ws, we)
         for m in found:
             name = (_name_at(text, ws, m.end("kw")) if "kw" in rule.groupindex
