@@ -63,8 +63,9 @@ _PIVOTS = b"kgcpmh"
 
 def _by_pivot(keywords: tuple[bytes, ...]) -> tuple[tuple[re.Pattern, int, tuple[bytes, ...]], ...]:
     """Per pivot letter, ``(regex, letter, keywords)``: the regex matches the letter where one of its keywords holds
-    it (looking behind and ahead of it), so one pass finds them all (the regex engine scans for its literal first
-    byte; one pass a keyword, or one alternation of them all, is slower)."""
+    it (looking behind it, then matching the rest), so one pass finds them all (the regex engine scans for its
+    literal first byte; one pass a keyword, or one alternation of them all, is slower). The rest is only looked at
+    ahead when it holds the letter again (a match would step over that letter)."""
     groups: dict[int, list[bytes]] = {}
     for kw in keywords:
         groups.setdefault(next((c for c in _PIVOTS if c in kw), kw[0]), []).append(kw)
@@ -73,8 +74,9 @@ def _by_pivot(keywords: tuple[bytes, ...]) -> tuple[tuple[re.Pattern, int, tuple
         alts = []
         for kw in kws:
             i = kw.index(pivot)
+            rest = re.escape(kw[i + 1:])
             alts.append((b"(?<=" + re.escape(kw[:i + 1]) + b")" if i else b"")
-                        + (b"(?=" + re.escape(kw[i + 1:]) + b")" if kw[i + 1:] else b""))
+                        + (b"(?=" + rest + b")" if pivot in kw[i + 1:] else rest))
         out.append((re.compile(re.escape(bytes([pivot])) + b"(?:" + b"|".join(alts) + b")"), pivot, tuple(kws)))
     return tuple(out)
 

@@ -10,9 +10,10 @@ an IPv4-shaped string counts only where its context says address (a keyword such
 or a URL before it, a ``:port`` after it), never after a version keyword or a ``-``/``==`` pin; multicast
 addresses and netmasks are not addresses of anyone.
 
-Scanning is line based behind a prefilter: only lines holding a long token run, an ``@``, a dotted quad or
-one of a few literal anchors are handed to the detectors (``exhaustive=True`` hands them every line; the
-results are the same, see the tests), so clean text costs a few C-speed passes.
+Scanning is line based behind a prefilter (:mod:`swemine.filters.secret_prefilter`): only the parts of lines around
+a long token run, an ``@``, a dotted quad, a context keyword or another literal anchor are handed to the detectors
+(``exhaustive=True`` hands them every line; the results are the same, see the tests), and the strings of a record
+are passed over together, so clean text costs a few C-speed passes.
 
 ``mode="scrub"`` replaces each finding with a placeholder (``<SECRET:AWS Access Key>``, ``<EMAIL>``,
 ``<IP_ADDRESS>``) in every string field of the record (JSON-string columns such as ``tool_args_json`` and
