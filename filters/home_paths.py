@@ -22,24 +22,44 @@ _NAME = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 #: ``/home/<x>/`` followed by anything else is as often a container's checkout (``/home/fastjson2/core``).
 _HOME_NEXT = (r"(?=/(?:\.|Desktop|Documents|Downloads|projects|Projects|PycharmProjects|repos|github|"
               r"programming|sandbox|venv|venvs|envs|miniconda3?|anaconda3?|miniforge3?|mambaforge)\b)")
-#: (literals one of which the match must hold, pattern): a pattern runs only over a text holding its literal
+#: (literals one of which the match must hold, pattern): a pattern runs only over a text holding its literal, and
+#: opens with it (the check on the character before comes after it, as a lookbehind over both: the regex engine then
+#: scans for the literal instead of trying every position)
 _PATHS = (
-    (("/Users/",), re.compile(rf"(?<![\w.-])/Users/({_NAME})")),                  # macOS: always a user's home
-    (("/home/",), re.compile(rf"(?<![\w.-])/home/({_NAME}){_HOME_NEXT}")),       # Linux: when it looks personal
+    (("/Users/",), re.compile(rf"/Users/(?<![\w.-]/Users/)({_NAME})")),                  # macOS: always a user's home
+    (("/home/",), re.compile(rf"/home/(?<![\w.-]/home/)({_NAME}){_HOME_NEXT}")),        # Linux: when it looks personal
     ((":/Users", ":\\Users", ":\\\\Users"),                                       # C:\Users\alice (also JSON-escaped)
      re.compile(rf"\b[A-Za-z]:(?:\\{{1,2}}|/)Users(?:\\{{1,2}}|/)({_NAME})")),
     (("-Users-", "-home-"),                                                      # Claude Code project folder names
-     re.compile(r"(?<![\w.])-(?:Users|home)-([A-Za-z0-9_.]+)(?=-|$|[/\s\"'])")),
+     re.compile(r"-(?:Users|home)-(?<![\w.]-Users-)(?<![\w.]-home-)([A-Za-z0-9_.]+)(?=-|$|[/\s\"'])")),
 )
 _MIN_WORD = 4        # names shorter than this are only replaced inside paths
+#: each literal of _PATHS, by the word it holds, with that word's offset in it
+_BY_WORD = {word: [(lit, lit.index(word)) for literals, _ in _PATHS for lit in literals if word in lit]
+            for word in ("home", "Users")}
+
+
+def _literals_held(text: str) -> set[str]:
+    """The literals of ``_PATHS`` that ``text`` holds, looked for around its ``home`` / ``Users`` (one pass each)."""
+    held: set[str] = set()
+    for word, literals in _BY_WORD.items():
+        wanted = {lit for lit, _ in literals}
+        pos = text.find(word)
+        while pos >= 0 and not wanted <= held:
+            for lit, k in literals:
+                if pos >= k and text.startswith(lit, pos - k):
+                    held.add(lit)
+            pos = text.find(word, pos + 1)
+    return held
 
 
 def home_user_spans(text: str) -> list[tuple[int, int]]:
     """Sorted, non-overlapping ``(start, end)`` spans of home-directory user names in ``text``."""
     spans: set[tuple[int, int]] = set()
     names: set[str] = set()
+    held = _literals_held(text)
     for literals, pattern in _PATHS:
-        if not any(lit in text for lit in literals):
+        if held.isdisjoint(literals):
             continue
         for m in pattern.finditer(text):
             name = m.group(1).rstrip(".-")
@@ -48,7 +68,8 @@ def home_user_spans(text: str) -> list[tuple[int, int]]:
     for name in names:
         if len(name) >= _MIN_WORD and name.lower() not in GENERIC_NAMES:
             # the bare word (a prompt, ``whoami`` output), never part of a dotted name or another path
-            pattern = rf"(?<![\w.\-/\\]){re.escape(name)}(?![\w\-/\\]|\.\w)"
+            word = re.escape(name)
+            pattern = rf"{word}(?<![\w.\-/\\]{word})(?![\w\-/\\]|\.\w)"
             spans.update(m.span() for m in re.finditer(pattern, text))
     out: list[tuple[int, int]] = []
     for start, end in sorted(spans):

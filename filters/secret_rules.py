@@ -26,68 +26,65 @@ _B = r"(?:(?<=\\[ntr])|(?<![A-Za-z0-9_]))"          # start: after a JSON escape
 _E = r"(?![A-Za-z0-9_])"
 _E_DASH = r"(?![A-Za-z0-9_-])"
 
-#: label -> pattern; group ``r`` (when present) is the random part that must look random
-PROVIDERS: tuple[tuple[str, str], ...] = (
-    ("Anthropic API Key", r"sk-ant-(?:api|admin|sid|oat)\d{2}-(?P<r1>[A-Za-z0-9_-]{40,200})" + _E_DASH),
-    ("OpenRouter API Key", r"sk-or-v\d-(?P<r2>[0-9a-f]{48,80})" + _E),
-    ("OpenAI API Key", r"sk-(?:proj|svcacct|admin|None)-(?P<r3>[A-Za-z0-9_-]{30,250})" + _E_DASH),
-    ("OpenAI API Key", r"sk-(?P<r4>[A-Za-z0-9]{20,}T3BlbkFJ[A-Za-z0-9]{20,}|[A-Za-z0-9]{40,64})" + _E_DASH),
-    ("DeepSeek API Key", r"sk-(?P<r5>[0-9a-f]{32})" + _E_DASH),
-    ("Hugging Face Token", r"(?:hf_|api_org_)(?P<r6>[A-Za-z0-9]{30,40})" + _E),
-    ("GitHub Token", r"(?:gh[pousr]_(?P<r7>[A-Za-z0-9]{36,251})|github_pat_(?P<r8>[A-Za-z0-9_]{50,250}))" + _E),
-    ("GitLab Token", r"(?:gl(?:pat|dt|rt|ptt|oas|cbt|imt|agent|soat|ffct|ft|rtr)-|GR1348941)"
-                     r"(?P<r9>[A-Za-z0-9_.-]{20,80})" + _E_DASH),
-    ("Atlassian Token", r"(?:ATBB(?P<r10>[A-Za-z0-9_=.-]{28,})|AT[AC]TT(?P<r11>[A-Za-z0-9_=+/.-]{40,}))" + _E),
-    ("Slack Token", r"(?:xox[abposre](?:\.xox[abposre])?-(?P<r12>[A-Za-z0-9-]{10,250})|xapp-\d-(?P<r13>"
-                    r"[A-Za-z0-9-]{20,250}))" + _E),
-    ("Discord Webhook", r"discord(?:app)?\.com/api/webhooks/\d{15,21}/(?P<r14>[A-Za-z0-9_-]{60,80})"),
-    ("Discord Bot Token", r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.(?P<r15>[A-Za-z0-9_-]{27,40})" + _E_DASH),
-    ("Telegram Bot Token", r"(?:(?<=/bot)|(?<![\w\\]))\d{8,10}:AA(?P<r16>[A-Za-z0-9_-]{33})" + _E_DASH),
-    ("Stripe Key", r"(?:sk|rk|pk)_(?:live|test)_(?P<r17>[A-Za-z0-9]{20,247})" + _E),
-    ("Stripe Key", r"whsec_(?P<r18>[A-Za-z0-9]{32,})" + _E),
-    ("Google API Key", r"AIza(?P<r19>[A-Za-z0-9_-]{35})" + _E_DASH),
-    ("Google OAuth Secret", r"GOCSPX-(?P<r20>[A-Za-z0-9_-]{28})" + _E_DASH),
-    ("Google OAuth Token", r"(?:ya29\.(?P<r21>[A-Za-z0-9_-]{30,})|1//0(?P<r22>[A-Za-z0-9_-]{40,}))" + _E_DASH),
-    ("AWS Access Key", r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?P<a23>[A-Z2-7]{16})" + _E),
-    ("AWS Session Token", r"(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdzE)(?P<r24>[A-Za-z0-9+/]{80,})={0,2}"),
-    ("Azure Storage Key", r"(?<![A-Za-z0-9+/])(?P<r25>[A-Za-z0-9+/]{86}==)(?![A-Za-z0-9+/=])"),
-    ("Azure Client Secret", r"[A-Za-z0-9_~.-]{3}\dQ~(?P<r26>[A-Za-z0-9_~.-]{31,34})" + _E_DASH),
-    ("npm Token", r"npm_(?P<r27>[A-Za-z0-9]{36})" + _E),
-    ("PyPI Token", r"pypi-AgE[A-Za-z0-9_-]{10,}(?P<r28>[A-Za-z0-9_-]{40,})" + _E_DASH),
-    ("Docker Hub Token", r"dckr_(?:pat|oat)_(?P<r29>[A-Za-z0-9_-]{20,})" + _E_DASH),
-    ("Groq API Key", r"gsk_(?P<r30>[A-Za-z0-9]{48,})" + _E),
-    ("Replicate Token", r"r8_(?P<r31>[A-Za-z0-9]{30,})" + _E),
-    ("Together API Key", r"tgp_v\d_(?P<r32>[A-Za-z0-9_-]{30,})" + _E_DASH),
-    ("Perplexity API Key", r"pplx-(?P<r33>[A-Za-z0-9]{40,})" + _E),
-    ("xAI API Key", r"xai-(?P<r34>[A-Za-z0-9]{60,})" + _E),
-    ("Fireworks API Key", r"fw_(?P<r35>[A-Za-z0-9]{20,})" + _E),
-    ("ngrok Token", r"(?<![A-Za-z0-9_])[1-3](?P<r36>[A-Za-z0-9]{25,27}_[A-Za-z0-9]{20,23})" + _E),
-    ("SendGrid Key", r"SG\.[A-Za-z0-9_-]{22}\.(?P<r38>[A-Za-z0-9_-]{43})" + _E_DASH),
-    ("Mailgun Key", r"key-(?P<r39>[0-9a-f]{32})" + _E),
-    ("Sentry Token", r"(?:sntrys_(?P<r40>[A-Za-z0-9+/=_]{50,})|sntryu_(?P<r41>[0-9a-f]{64}))" + _E),
-    ("Sentry DSN", r"https?://(?P<r42>[0-9a-f]{32})(?::[0-9a-f]{32})?@"),
-    ("JSON Web Token", r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.(?P<r43>[A-Za-z0-9_-]{16,})" + _E_DASH),
+#: (label, literals one of which its match holds, pattern): a window holding none of the literals skips the pattern (a
+#: substring search is far cheaper than a regex search); group ``r…`` (``a…``) is the random part that must look random
+PROVIDERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
+    ("Anthropic API Key", ("sk-ant-",), r"sk-ant-(?:api|admin|sid|oat)\d{2}-(?P<r1>[A-Za-z0-9_-]{40,200})" + _E_DASH),
+    ("OpenRouter API Key", ("sk-or-",), r"sk-or-v\d-(?P<r2>[0-9a-f]{48,80})" + _E),
+    ("OpenAI API Key", ("sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-"),
+     r"sk-(?:proj|svcacct|admin|None)-(?P<r3>[A-Za-z0-9_-]{30,250})" + _E_DASH),
+    ("OpenAI API Key", ("sk-",), r"sk-(?P<r4>[A-Za-z0-9]{20,}T3BlbkFJ[A-Za-z0-9]{20,}|[A-Za-z0-9]{40,64})" + _E_DASH),
+    ("DeepSeek API Key", ("sk-",), r"sk-(?P<r5>[0-9a-f]{32})" + _E_DASH),
+    ("Hugging Face Token", ("hf_", "api_org_"), r"(?:hf_|api_org_)(?P<r6>[A-Za-z0-9]{30,40})" + _E),
+    ("GitHub Token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+     r"(?:gh[pousr]_(?P<r7>[A-Za-z0-9]{36,251})|github_pat_(?P<r8>[A-Za-z0-9_]{50,250}))" + _E),
+    ("GitLab Token", ("glpat-", "gldt-", "glrt-", "glptt-", "gloas-", "glcbt-", "glimt-", "glagent-", "glsoat-",
+                      "glffct-", "glft-", "GR1348941"),
+     r"(?:gl(?:pat|dt|rt|ptt|oas|cbt|imt|agent|soat|ffct|ft|rtr)-|GR1348941)(?P<r9>[A-Za-z0-9_.-]{20,80})" + _E_DASH),
+    ("Atlassian Token", ("ATBB", "ATATT", "ATCTT"),
+     r"(?:ATBB(?P<r10>[A-Za-z0-9_=.-]{28,})|AT[AC]TT(?P<r11>[A-Za-z0-9_=+/.-]{40,}))" + _E),
+    ("Slack Token", ("xox", "xapp-"),
+     r"(?:xox[abposre](?:\.xox[abposre])?-(?P<r12>[A-Za-z0-9-]{10,250})|xapp-\d-(?P<r13>[A-Za-z0-9-]{20,250}))" + _E),
+    ("Discord Webhook", ("/api/webhooks/",),
+     r"discord(?:app)?\.com/api/webhooks/\d{15,21}/(?P<r14>[A-Za-z0-9_-]{60,80})"),
+    ("Discord Bot Token", (".",),
+     r"[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.(?P<r15>[A-Za-z0-9_-]{27,40})" + _E_DASH),
+    ("Telegram Bot Token", (":AA",), r"(?:(?<=/bot)|(?<![\w\\]))\d{8,10}:AA(?P<r16>[A-Za-z0-9_-]{33})" + _E_DASH),
+    ("Stripe Key", ("k_live_", "k_test_"), r"(?:sk|rk|pk)_(?:live|test)_(?P<r17>[A-Za-z0-9]{20,247})" + _E),
+    ("Stripe Key", ("whsec_",), r"whsec_(?P<r18>[A-Za-z0-9]{32,})" + _E),
+    ("Google API Key", ("AIza",), r"AIza(?P<r19>[A-Za-z0-9_-]{35})" + _E_DASH),
+    ("Google OAuth Secret", ("GOCSPX-",), r"GOCSPX-(?P<r20>[A-Za-z0-9_-]{28})" + _E_DASH),
+    ("Google OAuth Token", ("ya29.", "1//0"),
+     r"(?:ya29\.(?P<r21>[A-Za-z0-9_-]{30,})|1//0(?P<r22>[A-Za-z0-9_-]{40,}))" + _E_DASH),
+    ("AWS Access Key", ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
+     r"(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])(?P<a23>[A-Z2-7]{16})" + _E),
+    ("AWS Session Token", ("IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdzE"),
+     r"(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdzE)(?P<r24>[A-Za-z0-9+/]{80,})={0,2}"),
+    ("Azure Storage Key", ("==",), r"(?<![A-Za-z0-9+/])(?P<r25>[A-Za-z0-9+/]{86}==)(?![A-Za-z0-9+/=])"),
+    ("Azure Client Secret", ("Q~",), r"[A-Za-z0-9_~.-]{3}\dQ~(?P<r26>[A-Za-z0-9_~.-]{31,34})" + _E_DASH),
+    ("npm Token", ("npm_",), r"npm_(?P<r27>[A-Za-z0-9]{36})" + _E),
+    ("PyPI Token", ("pypi-AgE",), r"pypi-AgE[A-Za-z0-9_-]{10,}(?P<r28>[A-Za-z0-9_-]{40,})" + _E_DASH),
+    ("Docker Hub Token", ("dckr_",), r"dckr_(?:pat|oat)_(?P<r29>[A-Za-z0-9_-]{20,})" + _E_DASH),
+    ("Groq API Key", ("gsk_",), r"gsk_(?P<r30>[A-Za-z0-9]{48,})" + _E),
+    ("Replicate Token", ("r8_",), r"r8_(?P<r31>[A-Za-z0-9]{30,})" + _E),
+    ("Together API Key", ("tgp_v",), r"tgp_v\d_(?P<r32>[A-Za-z0-9_-]{30,})" + _E_DASH),
+    ("Perplexity API Key", ("pplx-",), r"pplx-(?P<r33>[A-Za-z0-9]{40,})" + _E),
+    ("xAI API Key", ("xai-",), r"xai-(?P<r34>[A-Za-z0-9]{60,})" + _E),
+    ("Fireworks API Key", ("fw_",), r"fw_(?P<r35>[A-Za-z0-9]{20,})" + _E),
+    ("ngrok Token", ("_",), r"(?<![A-Za-z0-9_])[1-3](?P<r36>[A-Za-z0-9]{25,27}_[A-Za-z0-9]{20,23})" + _E),
+    ("SendGrid Key", ("SG.",), r"SG\.[A-Za-z0-9_-]{22}\.(?P<r38>[A-Za-z0-9_-]{43})" + _E_DASH),
+    ("Mailgun Key", ("key-",), r"key-(?P<r39>[0-9a-f]{32})" + _E),
+    ("Sentry Token", ("sntry",),
+     r"(?:sntrys_(?P<r40>[A-Za-z0-9+/=_]{50,})|sntryu_(?P<r41>[0-9a-f]{64}))" + _E),
+    ("Sentry DSN", ("@",), r"https?://(?P<r42>[0-9a-f]{32})(?::[0-9a-f]{32})?@"),
+    ("JSON Web Token", ("eyJ",),
+     r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.(?P<r43>[A-Za-z0-9_-]{16,})" + _E_DASH),
 )
-#: (label, pattern, names of its random-part groups, whether it checks its own start); each pattern is searched alone (one alternation of them all
-#: is many times slower: it defeats the regex engine's literal-prefix scan), its start checked by :func:`_starts_word`
-PROVIDER_RES = tuple((label, re.compile(pat), tuple(re.compile(pat).groupindex), pat.startswith(("(?<", "(?:(?<")))
-                     for label, pat in PROVIDERS)
-
-
-#: literals one of which each provider pattern's match holds (a window without any of them skips the pattern: a
-#: substring search is far cheaper than a regex search)
-_HOLD_LITERALS: tuple[tuple[str, ...], ...] = (
-    ("sk-ant-",), ("sk-or-",), ("sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-"), ("sk-",), ("sk-",),
-    ("hf_", "api_org_"), ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), ("glpat-", "gldt-", "glrt-", "glptt-", "gloas-", "glcbt-", "glimt-", "glagent-", "glsoat-",
-                                                             "glffct-", "glft-", "GR1348941"),
-    ("ATBB", "ATATT", "ATCTT"), ("xox", "xapp-"), ("/api/webhooks/",), (".",), (":AA",), ("k_live_", "k_test_"),
-    ("whsec_",), ("AIza",), ("GOCSPX-",), ("ya29.", "1//0"), ("AKIA", "ASIA", "ABIA", "ACCA", "A3T"),
-    ("IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdzE"), ("==",), ("Q~",), ("npm_",), ("pypi-AgE",), ("dckr_",), ("gsk_",),
-    ("r8_",), ("tgp_v",), ("pplx-",), ("xai-",), ("fw_",), ("_",), ("SG.",), ("key-",), ("sntry",), ("@",),
-    ("eyJ",),
-)
-_HOLDS = tuple(frozenset(h) for h in _HOLD_LITERALS)
-_ALL_HOLDS = tuple(sorted({h for hs in _HOLDS for h in hs}))
+#: (label, literals, pattern, names of its random-part groups, whether it checks its own start); each pattern is
+#: searched alone (one alternation of them all is many times slower: it defeats the regex engine's literal-prefix
+#: scan), its start checked by :func:`_starts_word`
+PROVIDER_RES = tuple((label, literals, re.compile(pat), tuple(re.compile(pat).groupindex),
+                      pat.startswith(("(?<", "(?:(?<"))) for label, literals, pat in PROVIDERS)
 
 
 def _starts_word(text: str, pos: int) -> bool:
@@ -128,9 +125,11 @@ def provider_tokens(text: str, ws: int, we: int) -> Iterator[tuple[str, int, int
     """``(label, start, end)`` of provider-format tokens in ``text[ws:we]`` whose random part looks random (a
     Sentry DSN: its key only)."""
     window = text[ws:we]
-    found = {h for h in _ALL_HOLDS if h in window}
-    for (label, pattern, groups, own_start), holds in zip(PROVIDER_RES, _HOLDS):
-        if holds.isdisjoint(found):
+    for label, literals, pattern, groups, own_start in PROVIDER_RES:
+        for literal in literals:
+            if literal in window:
+                break
+        else:
             continue
         pos = ws
         while (m := pattern.search(text, pos, we)) is not None:
@@ -159,6 +158,7 @@ def _joined_words(value: str) -> bool:
 
 
 _FILE_PATH = re.compile(r"/[^/]+/[^/]*\.[a-z][a-z0-9]{0,4}$")   # folders, then a file name with its extension
+_DIGIT = re.compile(r"[0-9]")                                   # token characters are ASCII
 
 
 def truncated_token(text: str) -> tuple[str, int, int] | None:
@@ -168,7 +168,7 @@ def truncated_token(text: str) -> tuple[str, int, int] | None:
         return None
     tail = text[-400:]
     run = len(tail) - len(tail.rstrip(_TOKEN_CHAR_STR))       # the token characters that end the text
-    if run < 8 or not (run >= 24 or any(c.isdigit() for c in tail[-run:])):
+    if run < 8 or not (run >= 24 or _DIGIT.search(tail, len(tail) - run)):
         return None
     since = max(0, len(text) - run - 40)
     tail = TRUNCATED.search(text, since)
@@ -176,7 +176,7 @@ def truncated_token(text: str) -> tuple[str, int, int] | None:
     while start > since and text[start - 1] in _TOKEN_CHARS:
         start -= 1
     value = text[start:]
-    if len(value) >= 24 and value != value.upper() and value != value.lower() and any(c.isdigit() for c in value) \
+    if len(value) >= 24 and value != value.upper() and value != value.lower() and _DIGIT.search(value) \
             and not (tail and tail.start() <= start) and not _joined_words(value):
         # the run mixing cases and digits, unless a prefix leads or it is words joined by separators
         return ("Truncated Token", start, len(text)) if _random_enough(value) else None
@@ -211,45 +211,47 @@ _UV = r"(?P<uv>(?:[^\s\"'`;&<>\\]|[;&](?![\w .-]{1,40}=)){1,1200})"   # ; and & 
 _VALUE = rf"(?:{_Q}{_QV}|{_UV})"
 _W = r"(?:(?<=\\[ntr])|\b)"                       # a word start, also right after a JSON escape (\n)
 _FLAG = r"(?:(?<=\\[ntr])|(?<![\w-]))"            # a flag start, also right after a JSON escape
-#: (label, rule, loose, gate): a loose rule's value sits where only a password goes (``-p``, ``-u user:``), so it
-#: may look like an identifier; a rule runs on a window only when the window (lower-cased) holds one of its gate's
-#: literals (empty: always). An assignment rule's ``kw`` group is the end of a name looked up by :func:`_name_at`.
+#: (label, rule, loose, gate, also): a loose rule's value sits where only a password goes (``-p``, ``-u user:``), so
+#: it may look like an identifier; a rule runs on a window only when the window (lower-cased) holds one of its gate's
+#: literals (empty: always) and one of ``also`` when given (another literal its match holds, lower-cased: no ``i``
+#: nor ``s``, which other Unicode letters match ignoring case). An assignment rule's ``kw`` group is the end of a name
+#: looked up by :func:`_name_at`.
 ASSIGNMENT = re.compile(
     rf"(?P<kw>(?i:pass(?:word|wd|phrase)?s?|pwd|secret|token|credentials?|key|auth|access|pat|bearer))"
     rf"\\?[\"'`]?\]?\s{{0,4}}(?::=|=>|=(?!=)|:(?!:))\s{{0,4}}(?:[rbfu](?=[\"']))?{_VALUE}")
 NETRC_GATE = ("machine", "password")
-CONTEXT_RULES: tuple[tuple[str, re.Pattern, bool, tuple[str, ...]], ...] = (
-    ("Secret Assignment", ASSIGNMENT, False, ()),
+CONTEXT_RULES: tuple[tuple[str, re.Pattern, bool, tuple[str, ...], tuple[str, ...]], ...] = (
+    ("Secret Assignment", ASSIGNMENT, False, (), ()),
     ("Command-line Secret", re.compile(rf"{_FLAG}--?(?P<name>[A-Za-z][\w-]{{1,60}})(?:=|\s+){_VALUE}"), False,
-     ("--", " -")),
+     ("--", " -"), ()),
     ("Command-line Secret", re.compile(
         rf"(?i){_W}(?:mysql|mysqldump|mysqladmin|mariadb(?:-dump)?)\b[^\n|;&]{{0,200}}?\s-p{_VALUE}"), True,
-     ("mysql", "mariadb")),
+     ("mysql", "mariadb"), ("-p",)),
     ("Command-line Secret", re.compile(
         rf"(?i){_W}(?:curl|wget|http)\b[^\n|;&]{{0,300}}?\s(?:-u|--user)[\s=]{{1,3}}\\?[\"']?[^\s:\"'\\]*:{_VALUE}"),
-     True, ("curl", "wget", "http")),
+     True, ("curl", "wget", "http"), ("-u",)),
     ("Command-line Secret", re.compile(rf"(?i){_W}docker\s+login\b[^\n|;&]{{0,200}}?\s-p\s+{_VALUE}"), True,
-     ("docker",)),
-    ("Command-line Secret", re.compile(rf"(?i){_W}wandb\s+login\s+(?:--\S+\s+)*{_VALUE}"), False, ("wandb",)),
+     ("docker",), ("-p",)),
+    ("Command-line Secret", re.compile(rf"(?i){_W}wandb\s+login\s+(?:--\S+\s+)*{_VALUE}"), False, ("wandb",), ()),
     ("Command-line Secret", re.compile(rf"(?i){_W}ngrok\s+(?:config\s+add-)?authtoken\s+{_VALUE}"), False,
-     ("ngrok",)),
+     ("ngrok",), ("authtoken",)),
     ("Command-line Secret", re.compile(rf"(?i){_W}login\((?:[^)\n]{{0,80}}?,\s*)?key\s*=\s*{_VALUE}"), False,
-     ("login(",)),
+     ("login(",), ()),
     ("HTTP Auth Header", re.compile(
         rf"(?i){_W}(?:proxy-)?authorization\\?[\"']?\s{{0,3}}[:=]\s{{0,3}}\\?[\"']?\s{{0,3}}"
         rf"(?:(?:bearer|token|basic|digest|bot|apikey|api-key|key|sso-key|jwt|hmac|negotiate)\s+)?"
-        rf"(?P<uv>[^\s\"'`\\,;]{{1,2000}})"), False, ("authorization",)),
+        rf"(?P<uv>[^\s\"'`\\,;]{{1,2000}})"), False, ("authorization",), ()),
     ("HTTP Auth Header", re.compile(rf"(?i){_W}(?:set-)?cookie\\?[\"']?\s{{0,3}}:\s{{0,3}}(?P<pairs>[^\n\"'\\]{{1,4000}})"),
-     False, ("cookie",)),
+     False, ("cookie",), (":",)),
     ("HTTP Auth Header", re.compile(rf"{_FLAG}(?:-b|--cookie)\s+\\?[\"']?(?P<pairs>[^\n\"'\\]{{1,4000}})"), False,
-     ("-b", "--cookie")),
-    ("Secret Assignment", re.compile(r"(?i)[?&;]sig=(?P<uv>[A-Za-z0-9%+/=]{8,})"), False, ("sig=",)),
+     ("-b", "--cookie"), ()),
+    ("Secret Assignment", re.compile(r"(?i)[?&;]sig=(?P<uv>[A-Za-z0-9%+/=]{8,})"), False, ("sig=",), ()),
     # a connection string's or URL query's password whose value opens with ``=`` (``;Password==x;``)
     ("Secret Assignment", re.compile(r"(?i)(?<=[;?&])(?:password|pwd)=(?P<uv>=[^;\s\"'&]{1,400})"), True,
-     ("password=", "pwd=")),
+     ("password=", "pwd="), ()),
     ("Secret Assignment", re.compile(
         r"(?i)(?:^|(?<=\\n)|\bmachine\s+\S+\s+login\s+\S+\s+)[+\s]*password\s+(?P<uv>[^\s\"'\\]+)\s*(?:$|(?=\\[nr]))",
-        re.M), True, NETRC_GATE),
+        re.M), True, NETRC_GATE, ()),
 )
 #: a URL's userinfo password: any characters but spaces and quotes, up to the last ``@`` before a host
 URL_PASSWORD = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@\"'<>\\]*:(?P<uv>[^\s\"'<>\\]{1,400})@"
@@ -367,6 +369,7 @@ def _matches(rule: re.Pattern, text: str, ws: int, we: int) -> Iterator[re.Match
 
 #: the lower-case stems an assignment's key word starts with
 _STEMS = ("pass", "pwd", "secret", "token", "key", "auth", "access", "pat", "bearer", "cred")
+_STEM_AT = re.compile("(?=" + "|".join(_STEMS) + ")")      # every offset where one of them starts
 _NETRC_LINE = re.compile(r"[ \t+]*password[ \t]")
 
 
@@ -376,18 +379,10 @@ def _at_stems(rule: re.Pattern, text: str, ws: int, we: int, window: str) -> Ite
     if len(window) != we - ws:
         yield from _matches(rule, text, ws, we)
         return
-    starts = sorted({i for stem in _STEMS for i in _positions(window, stem)})
-    for i in starts:
-        m = rule.match(text, ws + i, we)
+    for stem in _STEM_AT.finditer(window):
+        m = rule.match(text, ws + stem.start(), we)
         if m:
             yield m
-
-
-def _positions(window: str, stem: str) -> Iterator[int]:
-    i = window.find(stem)
-    while i >= 0:
-        yield i
-        i = window.find(stem, i + 1)
 
 
 def _name_at(text: str, ws: int, end: int) -> str:
@@ -427,12 +422,22 @@ def _literal_here(text: str, m: re.Match, name: str | None) -> bool:
 def context_secrets(text: str, ws: int, we: int) -> Iterator[tuple[str, int, int]]:
     """``(label, start, end)`` of secret values in ``text[ws:we]`` found by their context (only the value)."""
     window = text[ws:we].lower()
-    for label, rule, loose, gate in CONTEXT_RULES:
+    for label, rule, loose, gate, also in CONTEXT_RULES:
         if gate == NETRC_GATE:
             if "machine" not in window and not _NETRC_LINE.match(window):
                 continue
-        elif gate and not any(g in window for g in gate):
-            continue
+        elif gate:
+            for literal in gate:
+                if literal in window:
+                    break
+            else:
+                continue
+            for literal in also:
+                if literal in window:
+                    break
+            else:
+                if also:
+                    continue
         found = _at_stems(rule, text, ws, we, window) if rule is ASSIGNMENT else _matches(rule, text, ws, we)
         for m in found:
             name = (_name_at(text, ws, m.end("kw")) if "kw" in rule.groupindex

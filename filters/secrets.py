@@ -10,9 +10,10 @@ an IPv4-shaped string counts only where its context says address (a keyword such
 or a URL before it, a ``:port`` after it), never after a version keyword or a ``-``/``==`` pin; multicast
 addresses and netmasks are not addresses of anyone.
 
-Scanning is line based behind a prefilter: only lines holding a long token run, an ``@``, a dotted quad or
-one of a few literal anchors are handed to the detectors (``exhaustive=True`` hands them every line; the
-results are the same, see the tests), so clean text costs a few C-speed passes.
+Scanning is line based behind a prefilter (:mod:`swemine.filters.secret_prefilter`): only the parts of lines around
+a long token run, an ``@``, a dotted quad, a context keyword or another literal anchor are handed to the detectors
+(``exhaustive=True`` hands them every line; the results are the same, see the tests), and the strings of a record
+are passed over together, so clean text costs a few C-speed passes.
 
 ``mode="scrub"`` replaces each finding with a placeholder (``<SECRET:AWS Access Key>``, ``<EMAIL>``,
 ``<IP_ADDRESS>``) in every string field of the record (JSON-string columns such as ``tool_args_json`` and
@@ -35,8 +36,8 @@ from typing import Any
 from swemine.filters.fields import FieldSpec
 from swemine.filters.home_paths import PLACEHOLDER as HOME_PLACEHOLDER
 from swemine.filters.home_paths import home_user_spans
+from swemine.filters.secret_prefilter import ENTROPY_RUN, all_windows, candidate_windows_many, token_like
 from swemine.filters.secret_rules import (
-    CONTEXT_ANCHORS,
     context_secrets,
     provider_tokens,
     truncated_token,
@@ -57,6 +58,9 @@ ID_FIELDS = frozenset({"record_id", "trajectory_id", "subject_id", "source_sha25
 #: a match may start right after a JSON escape (``\\n``) but not inside a longer word, path or escape
 _START = r"(?:(?<=\\[ntr])|(?<![\w.+\\-]))"
 EMAIL = re.compile(_START + r"[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,24}(?![\w-])")
+#: what every e-mail holds: a local part's character, ``@``, a domain label and its dot (opening with the ``@`` the
+#: regex engine scans for; the e-mail regex itself tries every position of a window: ``@property`` decorators)
+EMAIL_SHAPE = re.compile(r"@(?<=[A-Za-z0-9._%+-]@)[A-Za-z0-9-]+\.")
 IPV4 = re.compile(r"(?<![\w.-])(?:\d{1,3}\.){3}\d{1,3}(?!\w|\.\w)")
 IPV6 = re.compile(r"(?<![\w:.])(?:[0-9A-Fa-f]{1,4}:){2,7}[0-9A-Fa-f]{1,4}(?![\w:])")
 #: Context that makes a dotted quad an address: a keyword shortly before it, or a port / prefix length after it.
@@ -66,7 +70,8 @@ IP_BEFORE = re.compile(r"(?i)(?:\b(?:ip|ipv4|ips|addr|address(?:es)?|host(?:name
 IP_AFTER = re.compile(r":\d{1,5}\b")
 IP_NOT = re.compile(r"(?i)(?:\b(?:v|ver|version|versions|release|rev|revision|build|tag|pip|package)\b\W{0,3}|"
                     r"[=<>~!]=\s*)$")
-ENTROPY_TOKEN = re.compile(r"(?:(?<=\\[ntr])|(?<![A-Za-z0-9+/=_.\\-]))[A-Za-z0-9+/]{32,64}={0,2}(?![A-Za-z0-9+/=_\-])")
+ENTROPY_TOKEN = re.compile(r"(?:(?<=\\[ntr])|(?<![A-Za-z0-9+/=_.\\-]))[A-Za-z0-9+/]{" + str(ENTROPY_RUN)
+                           + r",64}={0,2}(?![A-Za-z0-9+/=_\-])")
 #: no finding is shorter (``a@b.io``, a 6-character context value): shorter texts are not scanned
 MIN_TEXT = 6
 PEM_LINE_SPAN = 4096   # a token followed by "-----END " this close is a line of a PEM block (certificates are public)
@@ -87,30 +92,8 @@ PEM_BODY = re.compile(r"(?:-----)?(?:(?:\r?\n|(?:\\r)?\\n)(?:[A-Za-z0-9+/=]{8,}|
 DEFAULT_EMAIL_ALLOW = ("example.com", "example.org", "example.net", "localhost", "users.noreply.github.com")
 _DOC_NETS = [ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")]
 
-# -- prefilter: C-speed passes over the text's bytes mark where each group of detectors could match
-def _table(chars: bytes, to: bytes = b"a") -> bytes:
-    return bytes(to[0] if c in chars else ord(" ") for c in range(256))
-
-
-_ALNUM = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-#: Every regex plugin without an anchor below matches a token holding a run of 20+ base64 or 24+ word characters.
-_RUNS = ((_table(_ALNUM + b"+/="), b"a" * 20), (_table(_ALNUM + b"_-"), b"a" * 24))
-_CLASSES = bytes.maketrans(_ALNUM, b"A" * 26 + b"a" * 26 + b"0" * 10)
-_SHIFTS = (b"aA", b"Aa", b"a0", b"0a", b"A0", b"0A")
-MIN_SHIFTS = 4          # a run is token-like when its characters change class (lower/upper/digit) this often
-#: literal anchors of the groups whose matches can be short (Slack, Artifactory, e-mail and basic auth) and of
-#: AWS key ids (one case, few digits), in one regex factored on their first characters (as fast as two finds; one
-#: alternative per anchor, or named groups, would be several times slower); ``AP`` only before a hex digit, as
-#: its pattern needs
-_ANCHOR_RE = re.compile(rb"A(?:KIA|SIA|BIA|CCA|3T|KC|P[0-9A-F])|xox|hooks\.slack|@")
-_ANCHOR_GROUP = {b"AKC": "artifactory", b"xox": "slack", b"hooks.slack": "slack", b"@": "at"}
-_GATES = {"ip4": re.compile(rb"\.\d{1,3}\.\d{1,3}\.\d"),
-          "ip6": re.compile(rb":[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:")}
-GROUPS = ("token", "slack", "artifactory", "at", "ip4", "ip6", "ctx")
+#: the detector group each anchored detect-secrets plugin runs in (the others run in the token group's windows)
 _PLUGIN_GROUP = {"Slack Token": "slack", "Artifactory Credentials": "artifactory", "Basic Auth Credentials": "at"}
-#: characters either side of a mark handed to a group's detectors (the longest lead-in any of them matches:
-#: a key name before a token, a user:password before an @, the words before an IP)
-CONTEXT = {"token": 128, "at": 160, "ip4": 64, "ip6": 64, "slack": 64, "artifactory": 64, "ctx": 120}
 
 
 @dataclass(frozen=True)
@@ -212,7 +195,7 @@ def _crypto_address(core: str) -> bool:
 def _high_entropy(token: str) -> bool:
     core = token.rstrip("=")
     return (any(c.isdigit() for c in core) and any(c.isupper() for c in core) and any(c.islower() for c in core)
-            and not _crypto_address(core) and _token_like(core.encode())
+            and not _crypto_address(core) and token_like(core.encode())
             and shannon_bits(core) >= min(ENTROPY_BITS, math.log2(len(core)) - ENTROPY_SLACK))
 
 
@@ -220,118 +203,6 @@ def _secret_token(text: str, line_start: int, start: int, end: int) -> bool:
     """An entropy-detector token that is not a line of a PEM block nor a published verification / content hash."""
     return (_high_entropy(text[start:end]) and text.find("-----END ", end, end + PEM_LINE_SPAN) < 0
             and not ENTROPY_NOT.search(text, max(line_start, start - 40), start))
-
-
-def _token_like(run: bytes) -> bool:
-    flat = run.translate(_CLASSES)
-    return sum(flat.count(x) for x in _SHIFTS) >= MIN_SHIFTS
-
-
-def _marks(data: bytes) -> Iterator[tuple[str, int, int]]:
-    """``(group, start, end)`` of every prefilter mark in ``data``."""
-    for table, run in _RUNS:
-        flat = data.translate(table)
-        pos = flat.find(run)
-        while pos >= 0:
-            end = flat.find(b" ", pos)
-            end = len(flat) if end < 0 else end
-            if _token_like(data[pos:end]):
-                yield "token", pos, end
-            pos = flat.find(run, end)
-    for group, gate in _GATES.items():
-        for m in gate.finditer(data):
-            yield group, m.start(), m.end()
-    low = data.lower()
-    for m in _ANCHOR_RE.finditer(data):
-        anchor = m.group()
-        yield _ANCHOR_GROUP.get(anchor) or ("artifactory" if anchor[1] == 80 else "token"), m.start(), m.end()
-    for anchor in _CTX_FINDS:
-        pos = low.find(anchor)
-        while pos >= 0:
-            if _context_here(low, pos, pos + len(anchor)):
-                yield "ctx", pos, pos + len(anchor)
-            pos = low.find(anchor, pos + len(anchor))
-    for pattern in _CTX_RES:
-        for m in pattern.finditer(low):
-            if _context_here(low, m.start(), m.end()):
-                yield "ctx", m.start(), m.end()
-
-
-def _by_first_byte(anchors: tuple[bytes, ...]) -> tuple[tuple[bytes, ...], tuple[re.Pattern, ...]]:
-    """Keywords alone on their first byte (searched with ``bytes.find``) and, per first byte shared by several, one
-    regex ``p(?:ass|wd)`` (its literal first byte makes it faster than a find for each; one alternation of all the
-    keywords is slower than the finds)."""
-    groups: dict[int, list[bytes]] = {}
-    for a in anchors:
-        groups.setdefault(a[0], []).append(a)
-    finds = tuple(g[0] for g in groups.values() if len(g) == 1)
-    res = tuple(re.compile(re.escape(bytes([b])) + b"(?:" + b"|".join(re.escape(a[1:]) for a in g) + b")")
-                for b, g in groups.items() if len(g) > 1)
-    return finds, res
-
-
-_CTX_FINDS, _CTX_RES = _by_first_byte(CONTEXT_ANCHORS)
-
-
-#: what must follow a context keyword for a rule to start there: a command keyword, or a secret word (the whole of
-#: an assignment's key word) before its ``=`` / ``:``, or before a space or ``=`` (a flag's value, a .netrc line)
-_CTX_LEAD = re.compile(rb"(?:cookie|sig=|mysql|mariadb|curl|wget|docker|login|ngrok)|"
-                       rb"(?:pass(?:word|wd|phrase)?s?|pwd|secret|token|cred(?:entials?)?|key|auth(?:orization)?)"
-                       rb"(?:\\?[\"'`]?\]?\s{0,4}(?::|=(?!=))|(?P<sp>[ \t=]))")
-#: a flag's name ending where the keyword starts (``--api-key``)
-_FLAG_NAME = re.compile(rb"-[a-z0-9_-]*$")
-
-
-def _context_here(low: bytes, start: int, end: int) -> bool:
-    """Whether a context keyword at ``low[start:end]`` can lead a context rule's match: a command keyword, a
-    secret word right before ``=`` / ``:`` (through a closing quote or bracket), or before a space as a flag's name
-    (a ``-`` before it) or at a line's start (a ``.netrc`` line)."""
-    m = _CTX_LEAD.match(low, start)
-    if m is None:
-        return False
-    if m.group("sp") is None:
-        return True
-    if low[m.end() - 1:m.end() + 1] == b"==" and start > 0 and low[start - 1] in b";?&":
-        return True                                   # ``;Password==x;``: a connection string's value opening with =
-    return (_FLAG_NAME.search(low, max(0, start - 62), start) is not None or start < 8
-            or low.find(b"\n", max(0, start - 8), start) >= 0)
-
-
-def candidate_windows(text: str) -> dict[str, list[tuple[int, int, int]]]:
-    """Per detector group, ``(line start, window start, window end)`` of the parts of ``text`` the prefilter marks.
-
-    A window reaches ``CONTEXT[group]`` characters either side of a mark, widened to the nearest space or the line's ends;
-    overlapping windows of a group are merged.
-    """
-    data = text.encode("ascii", "replace")            # one byte per character: offsets match the str
-    out: dict[str, list[tuple[int, int, int]]] = {}
-    line_start, line_end = 0, -1                      # the line of the previous mark (marks come sorted)
-    for group, pos, end in sorted(_marks(data)):
-        spans = out.get(group)
-        if spans and spans[-1][0] == line_start and end <= line_end and end + CONTEXT[group] < spans[-1][2]:
-            continue                                  # inside the last window of its group, which it cannot widen
-        if not line_start <= pos or end > line_end:
-            line_start = data.rfind(b"\n", 0, pos) + 1
-            line_end = data.find(b"\n", end)
-            line_end = len(data) if line_end < 0 else line_end
-        ws = data.rfind(b" ", line_start, max(line_start, pos - CONTEXT[group])) + 1 or line_start
-        we = data.find(b" ", min(line_end, end + CONTEXT[group]), line_end)
-        we = line_end if we < 0 else we + 1
-        spans = out.setdefault(group, [])
-        if spans and spans[-1][0] == line_start and ws <= spans[-1][2]:
-            spans[-1] = (line_start, spans[-1][1], max(we, spans[-1][2]))
-        else:
-            spans.append((line_start, ws, we))
-    return out
-
-
-def all_windows(text: str) -> dict[str, list[tuple[int, int, int]]]:
-    """Every line of ``text`` as a window of every group (the exhaustive scan the prefilter must agree with)."""
-    lines, start = [], 0
-    for line in text.split("\n"):
-        lines.append((start, start, start + len(line)))
-        start += len(line) + 1
-    return dict.fromkeys(GROUPS, lines)
 
 
 #: literals (lower case) one of which a detect-secrets pattern's match must hold: its keyword-led patterns (IBM,
@@ -346,13 +217,25 @@ _PLUGIN_GATES = (("-us[0-9]", ("-us",)), ("cloudant", ("cloudant",)), ("softlaye
                  ("glimt-", ("glimt-",)), ("glptt-", ("glptt-",)), ("glagent-", ("glagent-",)), ("gloas-", ("gloas-",)),
                  ("eyJ", ("eyj",)), ("_authToken", ("_authtoken",)), ("T3BlbkFJ", ("t3blbkfj",)),
                  ("pypi-AgE", ("pypi-age",)), ("SG\\.", ("sg.",)), ("sq0csp-", ("sq0csp-",)), ("k_live_", ("k_live_",)))
+#: the keyword-led patterns' assignment: a key word, ``=`` / ``:`` / a space, the value (24+ characters of its class)
+_ASSIGNED = """(?:"|\\'|)(?:\\]|)(?: *)(?:=|:|:=|=>| +|::)(?: *)(?:"|\\'|)("""
+#: (a part of a detect-secrets pattern, a regex each of its matches holds): the patterns whose literal sits in most
+#: windows and that cost the most (no literal to open with) run only where their shape is found first (a regex opening
+#: with a literal, or one alternation of the keywords)
+_PLUGIN_SHAPES = (
+    (_ASSIGNED, re.compile(r"""(?i)(?:key|pwd?|pass(?:word)?|token)["']?\]? *(?:=|:|:=|=>| +|::) *["']?[0-9a-z_-]{24}""")),
+    ("\\d{8,10}:[0-9A-Za-z_-]{35}", re.compile(r":[0-9A-Za-z_-]{35}")),                               # Telegram
+    ("\\.[a-zA-Z\\d_-]{6}\\.[a-zA-Z\\d_-]{27}", re.compile(r"\.[a-zA-Z\d_-]{6}\.[a-zA-Z\d_-]{27}")),   # Discord
+)
 
 
-def plugin_gate(pattern: re.Pattern) -> tuple[str, ...]:
-    """The literals a window must hold for ``pattern`` to run on it (empty: always run)."""
+def plugin_gate(pattern: re.Pattern) -> tuple[tuple[str, ...], re.Pattern | None]:
+    """What a window must hold for ``pattern`` to run on it: one of some literals (lower case; none: always run),
+    then a match of a regex when one is given."""
+    shape = next((s for part, s in _PLUGIN_SHAPES if part in pattern.pattern), None)
     if pattern.pattern.startswith(_KEYWORD_LED):
-        return ("key", "pw", "pass", "token", "secret")
-    return next((gate for part, gate in _PLUGIN_GATES if part in pattern.pattern), ())
+        return ("key", "pw", "pass", "token", "secret"), shape
+    return next((gate for part, gate in _PLUGIN_GATES if part in pattern.pattern), ()), shape
 
 
 class SecretScanner:
@@ -363,10 +246,12 @@ class SecretScanner:
         from detect_secrets.plugins.base import RegexBasedDetector
 
         self.cfg = cfg or SecretsConfig()
-        self.windows = all_windows if exhaustive else candidate_windows
-        #: detector group -> (secret type, pattern) of every regex plugin the group's windows are scanned with
-        self.group_patterns: dict[str, list[tuple[str, re.Pattern]]] = {}
+        self.windows = (lambda texts: [all_windows(t) for t in texts]) if exhaustive else candidate_windows_many
+        #: detector group -> (literals, shape, [(secret type, pattern)]) of the regex plugins the group's windows are
+        #: scanned with, grouped by their gate (:func:`plugin_gate`, looked for once per window)
+        self.group_patterns: dict[str, list[tuple[tuple[str, ...], re.Pattern | None, list[tuple[str, re.Pattern]]]]] = {}
         self.line_plugins: list[Any] = []
+        plans: dict[str, dict[tuple, list[tuple[str, re.Pattern]]]] = {}
         for secret_type, cls in sorted(get_mapping_from_secret_type_to_class().items()):
             name = cls.__name__
             if name in WRONG_PLUGINS:
@@ -375,8 +260,10 @@ class SecretScanner:
                 if name in self.cfg.extra_plugins:
                     self.line_plugins.append(cls())
             elif issubclass(cls, RegexBasedDetector) and secret_type != "Private Key":
-                self.group_patterns.setdefault(_PLUGIN_GROUP.get(secret_type, "token"), []).extend(
-                    (secret_type, pat, plugin_gate(pat)) for pat in cls().denylist)
+                for pat in cls().denylist:
+                    gates = plans.setdefault(_PLUGIN_GROUP.get(secret_type, "token"), {})
+                    gates.setdefault(plugin_gate(pat), []).append((secret_type, pat))
+        self.group_patterns = {group: [(*gate, pats) for gate, pats in gates.items()] for group, gates in plans.items()}
         self.private_key = [p for t, c in get_mapping_from_secret_type_to_class().items() if t == "Private Key"
                             for p in c().denylist] + [PEM_HEADER]
 
@@ -392,20 +279,25 @@ class SecretScanner:
         """Findings of ``group``'s detectors inside ``text[ws:we]`` (lookbehinds see the text before it)."""
         cfg = self.cfg
         if cfg.secrets:
-            low, held = "", {}                        # the window lower-cased, and which gates it passes
-            for label, pat, gate in self.group_patterns.get(group, ()):
-                if gate:
-                    if gate not in held:
-                        low = low or text[ws:we].lower()
-                        held[gate] = any(g in low for g in gate)
-                    if not held[gate]:
+            low = None                                # the window lower-cased, once a gate needs it
+            for literals, shape, patterns in self.group_patterns.get(group, ()):
+                if literals:
+                    if low is None:
+                        low = text[ws:we].lower()
+                    for literal in literals:
+                        if literal in low:
+                            break
+                    else:
                         continue
-                for m in pat.finditer(text, ws, we):
-                    if m.end() > m.start() and (label != "Basic Auth Credentials" or url_password(m.group(1))):
-                        yield Finding("secret", label, *m.span())
+                if shape is not None and shape.search(text, ws, we) is None:
+                    continue
+                for label, pat in patterns:
+                    for m in pat.finditer(text, ws, we):
+                        if m.end() > m.start() and (label != "Basic Auth Credentials" or url_password(m.group(1))):
+                            yield Finding("secret", label, *m.span())
             if group == "token":
                 yield from (Finding("secret", *f) for f in provider_tokens(text, ws, we))
-            if cfg.entropy and group == "token":
+            if cfg.entropy and group == "entropy":
                 for m in ENTROPY_TOKEN.finditer(text, ws, we):
                     if _secret_token(text, line_start, *m.span()):
                         yield Finding("secret", "High Entropy String", *m.span())
@@ -413,7 +305,11 @@ class SecretScanner:
                 yield from (Finding("secret", *f) for f in context_secrets(text, ws, we))
             if group == "at" and text.find("://", ws, we) >= 0:
                 yield from (Finding("secret", *f) for f in url_passwords(text, ws, we))
-        if cfg.emails and group == "at":
+            if group == "pem":
+                yield from self._private_keys(text)
+        if cfg.home_paths and group == "home":
+            yield from (Finding("pii", "home_user", s, e) for s, e in home_user_spans(text))
+        if cfg.emails and group == "at" and EMAIL_SHAPE.search(text, ws, we):
             for m in EMAIL.finditer(text, ws, we):
                 local, domain = m.group().lower().rsplit("@", 1)
                 if not (any(domain == d or domain.endswith("." + d) for d in cfg.email_allow_domains)
@@ -441,20 +337,26 @@ class SecretScanner:
 
     def find(self, text: str) -> list[Finding]:
         """Non-overlapping findings in ``text``, earliest first (longer span wins on overlap)."""
-        if len(text) < MIN_TEXT:
-            return []
+        return self.find_many([text])[0]
+
+    def find_many(self, texts: list[str]) -> list[list[Finding]]:
+        """:meth:`find` of each of ``texts``, the prefilter's passes made once over all of them (texts shorter than
+        ``MIN_TEXT`` are not scanned)."""
+        scanned = [text for text in texts if len(text) >= MIN_TEXT]
+        windows = iter(self.windows(scanned) if scanned else ())
+        return [self._findings(text, next(windows)) if len(text) >= MIN_TEXT else [] for text in texts]
+
+    def _findings(self, text: str, windows: dict[str, list[tuple[int, int, int]]]) -> list[Finding]:
         found: list[Finding] = []
-        for group, windows in self.windows(text).items():
-            for line_start, ws, we in windows:
+        for group, spans in windows.items():
+            for line_start, ws, we in spans:
                 found.extend(self._window_findings(group, text, line_start, ws, we))
-        if self.cfg.secrets and "PRIVATE KEY" in text:
-            found.extend(self._private_keys(text))
         if self.cfg.secrets and (cut := truncated_token(text)):
             found.append(Finding("secret", *cut))
         if self.line_plugins:
             found.extend(self._plugin_lines(text))
-        if self.cfg.home_paths and ("home" in text or "Users" in text):
-            found.extend(Finding("pii", "home_user", s, e) for s, e in home_user_spans(text))
+        if len(found) < 2:
+            return found
         found.sort(key=lambda f: (f.start, -(f.end - f.start), f.label))
         out: list[Finding] = []
         for f in found:
@@ -476,26 +378,71 @@ class SecretScanner:
         return "".join(parts)
 
 
+#: how the scrub walks a value of each type: "str", "map" (a mapping), "seq" (a list or tuple) or "" (left alone)
+_KINDS: dict[type, str] = {str: "str", dict: "map", list: "seq", tuple: "seq", int: "", float: "", bool: "",
+                           type(None): ""}
+
+
+def _kind(value: Any) -> str:
+    kind = _KINDS.get(type(value))
+    if kind is None:
+        kind = _KINDS[type(value)] = ("str" if isinstance(value, str) else "map" if isinstance(value, Mapping)
+                                      else "seq" if isinstance(value, (list, tuple)) else "")
+    return kind
+
+
+def _strings(value: Any, out: dict[str, None], top: bool = False) -> dict[str, None]:
+    """Every string inside ``value`` (at the top level, ids and hashes excepted), in the order met, into ``out``."""
+    kind = _kind(value)
+    if kind == "str":
+        out[value] = None
+    elif kind:
+        for k, v in value.items() if kind == "map" else enumerate(value):
+            if top and kind == "map" and k in ID_FIELDS:
+                continue
+            if type(v) is str:
+                out[v] = None
+            elif _kind(v):
+                _strings(v, out)
+    return out
+
+
 def _scrub_value(value: Any, path: str, scanner: SecretScanner, evidence: list[dict],
                  seen: dict[str, list[Finding]]) -> Any:
     """``value`` with every string inside it scrubbed; findings appended to ``evidence``; ``seen`` holds the
     findings of the strings scanned so far (a record repeats many: roles, tool names, a task text)."""
-    if isinstance(value, str):
+    kind = _kind(value)
+    if kind == "str":
         findings = seen.get(value)
         if findings is None:
             findings = seen[value] = scanner.find(value)
+        if not findings:
+            return value
         evidence.extend({"kind": f.kind, "label": f.label, "field": path, "offset": f.start,
                          "length": f.end - f.start} for f in findings)
-        return scanner.scrub(value, findings) if findings else value
-    if isinstance(value, Mapping):
-        out = {k: v if (not path and k in ID_FIELDS) else _scrub_value(v, f"{path}.{k}" if path else str(k),
-                                                                            scanner, evidence, seen)
-               for k, v in value.items()}
-        return out if any(out[k] is not value[k] for k in out) else value
-    if isinstance(value, (list, tuple)):
-        items = [_scrub_value(v, f"{path}[{i}]", scanner, evidence, seen) for i, v in enumerate(value)]
+        return scanner.scrub(value, findings)
+    if kind == "map":
+        out, changed = {}, False
+        for k, v in value.items():
+            if (not path and k in ID_FIELDS) or not _kind(v) or type(v) is str and seen.get(v) == []:
+                out[k] = v                            # an id, a number, a string known to be clean: no path to build
+            else:
+                out[k] = _scrub_value(v, f"{path}.{k}" if path else str(k), scanner, evidence, seen)
+                changed = changed or out[k] is not v
+        return out if changed else value
+    if kind == "seq":
+        items = [v if not _kind(v) or type(v) is str and seen.get(v) == [] else
+                 _scrub_value(v, f"{path}[{i}]", scanner, evidence, seen) for i, v in enumerate(value)]
         return items if any(a is not b for a, b in zip(items, value)) else value
     return value
+
+
+def _scrub(value: Any, scanner: SecretScanner, evidence: list[dict]) -> Any:
+    """``value`` scrubbed (:func:`_scrub_value`), every string inside it scanned together first; ``value`` itself
+    when nothing was found."""
+    texts = list(_strings(value, {}, top=True))
+    seen = dict(zip(texts, scanner.find_many(texts)))
+    return _scrub_value(value, "", scanner, evidence, seen) if any(seen.values()) else value
 
 
 def scrub_record(record: dict, scanner: SecretScanner, spec: FieldSpec | None = None
@@ -504,12 +451,12 @@ def scrub_record(record: dict, scanner: SecretScanner, spec: FieldSpec | None = 
     accepted for symmetry with the other filters: secrets are looked for everywhere). The evidence holds kind,
     label, field and offsets only."""
     evidence: list[dict[str, Any]] = []
-    return _scrub_value(record, "", scanner, evidence, {}), evidence
+    return _scrub(record, scanner, evidence), evidence
 
 
 def scrub_row(row: Mapping[str, Any], scanner: SecretScanner) -> dict:
     """Any row (a reject, a filtered record) with secrets replaced in every string field but ids and hashes."""
-    return dict(_scrub_value(row, "", scanner, [], {}))
+    return dict(_scrub(row, scanner, []))
 
 
 def _with_counts(record: dict, counts: Mapping[str, int]) -> dict:

@@ -56,7 +56,7 @@ def _spec():
                         build=build)
 
 
-@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("workers", [1, pytest.param(2, marks=pytest.mark.slow)])   # 2: Beam worker processes
 def test_a_step_the_machine_stopped_fails_the_run_in_one_line(tmp_path, workers):
     """In this process or in a Beam worker process (whose error arrives as text), the same one line."""
     with pytest.raises(RunFailed, match="no space left on device while running 'Fault'"):

@@ -7,10 +7,10 @@ import math
 
 import pytest
 
+from swemine.filters.secret_prefilter import _marks, candidate_windows, candidate_windows_many
 from swemine.filters.secrets import (
     SecretScanner,
     SecretsConfig,
-    candidate_windows,
     scrub_record,
     secrets_stage_fn,
     shannon_bits,
@@ -111,8 +111,9 @@ def test_entropy_detector_guards(scanner, text, found):
 
 
 def _token_windows(text):
-    """The prefilter's windows but the context rules' (AWS's example key ends with the keyword ``KEY``)."""
-    return {g: w for g, w in candidate_windows(text).items() if g != "ctx"}
+    """The prefilter's windows but the context rules' (AWS's example key ends with the keyword ``KEY``) and the
+    entropy detector's (the key itself)."""
+    return {g: w for g, w in candidate_windows(text).items() if g not in ("ctx", "entropy")}
 
 
 def test_candidate_window_reaches_128_characters_to_a_space():
@@ -157,6 +158,32 @@ def test_windows_merge_into_the_last_one():
     assert _token_windows(text) == {"token": [(0, 0, 169), (0, 313, 691)]}
     # the same line after a 300-character one: every offset moves by 301
     assert _token_windows("z" * 300 + "\n" + text) == {"token": [(301, 301, 470), (301, 614, 992)]}
+
+
+def test_context_keywords_are_marked_where_a_rule_can_start():
+    # every keyword, at a text's start (nothing before it to look behind at), mid-line and twice in a row; only
+    # where a rule can start: a command anywhere, a secret word before = / : or a flag's space
+    text = ("token=1 cookie x\nx key: 2 -u secret=3 curl y pwd=4\tcred= 5 wget\nsig=6 login mysql mariadb "
+            "docker ngrok passpassword=7 auth: 8 monkey keys tokens xtoken")
+    ctx = [text[s:e] for s, e in _ctx_marks(text)]
+    assert ctx == ["token", "cookie", "key", "secret", "curl", "pwd", "cred", "wget", "sig=", "login", "mysql",
+                   "mariadb", "docker", "ngrok", "pass", "auth"]          # the second pass of passpassword=
+
+
+def _ctx_marks(text):
+    """The spans of the context keywords the prefilter marks in ``text``."""
+    return sorted((s, e) for group, s, e in _marks(text.encode(), [0]) if group == "ctx")
+
+
+def test_strings_scanned_together_find_what_each_finds_alone(scanner):
+    # a keyword ending one string and a colon opening the next, a token cut by a string's end, an address split
+    # over two strings: the windows and findings of each are those it gets alone
+    texts = ["export password", ": hunter2longer", "key " + KEY[:20], KEY[20:] + " done", "mail jane.roe",
+             "@fictional-mail.org", f"x {EMAIL}", "tiny", "", "token", "=aB3dE5gH7jK9mN0pQrS", KEY]
+    assert candidate_windows_many(texts) == [candidate_windows(t) for t in texts]
+    assert scanner.find_many(texts) == [scanner.find(t) for t in texts]
+    assert [[f.label for f in fs] for fs in scanner.find_many(texts)] == [
+        [], [], [], [], [], [], ["email"], [], [], [], [], ["High Entropy String"]]
 
 
 @pytest.mark.parametrize("text,span", [

@@ -17,6 +17,13 @@ import tempfile
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
+#: the scanner's tests that need no pipeline run
+_SECRETS_TESTS = ["tests/filters/test_secrets_rules.py", "tests/filters/test_secrets.py",
+                  "tests/filters/test_secrets_allowlist.py"] + [
+    f"tests/filters/test_secrets_reliability.py::{t}" for t in (
+        "test_every_string_field_is_scrubbed_including_step_tool_args", "test_reject_and_filtered_rows_are_scrubbed",
+        "test_ip_addresses_only_in_address_context", "test_entropy_detector_finds_keys_without_a_key_like_name",
+        "test_prefilter_finds_exactly_what_a_full_scan_finds")]
 #: module -> the tests that exercise it (a mutant must be killed by these alone)
 TARGETS: dict[str, list[str]] = {
     "miners/localization/gold.py": ["tests/miners/localization/test_gold.py",
@@ -53,12 +60,8 @@ TARGETS: dict[str, list[str]] = {
             "test_empty_or_trivial_keys_are_never_duplicates", "test_near_decisions_keep_the_component_id_only")],
     "filters/quality.py": ["tests/filters/test_quality.py", "tests/filters/test_quality_rules.py"],
     "filters/minhash.py": ["tests/filters/test_dedup.py", "tests/filters/test_minhash_rules.py"],
-    "filters/secrets.py": ["tests/filters/test_secrets_rules.py", "tests/filters/test_secrets.py",
-                           "tests/filters/test_secrets_allowlist.py"] + [
-        f"tests/filters/test_secrets_reliability.py::{t}" for t in (   # no pipeline run
-            "test_every_string_field_is_scrubbed_including_step_tool_args", "test_reject_and_filtered_rows_are_scrubbed",
-            "test_ip_addresses_only_in_address_context", "test_entropy_detector_finds_keys_without_a_key_like_name",
-            "test_prefilter_finds_exactly_what_a_full_scan_finds")],
+    "filters/secrets.py": _SECRETS_TESTS,
+    "filters/secret_prefilter.py": _SECRETS_TESTS,
     "miners/tasks/history.py": ["tests/miners/tasks/test_history.py", "tests/miners/tasks/test_dates.py",
                                 "tests/miners/tasks/test_history_rules.py"],
 }

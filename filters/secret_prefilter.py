@@ -1,0 +1,239 @@
+"""The secrets scanner's prefilter: C-speed passes over a text's bytes mark where each group of detectors could match.
+
+A *mark* is a token-like run of characters (20+ base64 or 24+ word characters changing case and digits often: every
+regex plugin and provider format without a literal anchor matches in one), a literal anchor (``@``, ``xox``, ``AKIA``
+...), a dotted quad or IPv6 group, or a context keyword (``password``, ``token``, ``curl`` ...) where a context rule
+can start. A *window* reaches ``CONTEXT[group]`` characters either side of a mark, widened to the nearest space or
+the line's ends; :mod:`swemine.filters.secrets` runs a group's detectors only inside its windows.
+
+:func:`candidate_windows_many` makes the passes once over many texts joined by newlines (no mark spans a newline, and
+each check a mark needs is bounded by its own text), so a record's hundreds of short strings cost a few passes in all,
+with the windows of each text exactly those :func:`candidate_windows` gives it alone.
+"""
+from __future__ import annotations
+
+import functools
+import re
+from bisect import bisect_right
+
+from swemine.filters.secret_rules import CONTEXT_ANCHORS
+
+Windows = dict[str, list[tuple[int, int, int]]]
+
+
+def _table(chars: bytes, to: bytes = b"a") -> bytes:
+    return bytes(to[0] if c in chars else ord(" ") for c in range(256))
+
+
+_ALNUM = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+#: Every regex plugin without an anchor below matches a token holding a run of 20+ base64 or 24+ word characters.
+_RUNS = ((_table(_ALNUM + b"+/="), b"a" * 20), (_table(_ALNUM + b"_-"), b"a" * 24))
+_CLASSES = bytes.maketrans(_ALNUM, b"A" * 26 + b"a" * 26 + b"0" * 10)
+MIN_SHIFTS = 4          # a run is token-like when its characters change class (lower/upper/digit) this often
+#: literal anchors of the groups whose matches can be short (Slack, e-mail and basic auth), and of AWS key ids (one
+#: case, few digits) and Artifactory keys in one regex opening with their literal ``A`` (the regex engine scans for
+#: a regex's literal first byte; an alternation of all the anchors is tried at every position, several times slower);
+#: ``AP`` only before a hex digit, as its pattern needs
+_ANCHORS = ((b"@", "at"), (b"xox", "slack"), (b"hooks.slack", "slack"))
+_A_ANCHOR_RE = re.compile(rb"A(?:KIA|SIA|BIA|CCA|3T|KC|P[0-9A-F])")
+_GATES = {"ip4": re.compile(rb"\.\d{1,3}\.\d{1,3}\.\d"),
+          "ip6": re.compile(rb":[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:")}
+#: the entropy detector's shortest token: its group marks the token-like base64 runs this long (its tokens lie in them)
+ENTROPY_RUN = 32
+#: the groups of detectors that scan a whole text (private keys to their END line, home paths and the user names
+#: they name anywhere in it), each with the literals one of which the text must hold; its one window is the text
+WHOLE_TEXT = {"pem": (b"PRIVATE KEY",), "home": (b"home", b"Users")}
+GROUPS = ("token", "slack", "artifactory", "at", "ip4", "ip6", "ctx", "entropy", *WHOLE_TEXT)
+#: characters either side of a mark handed to a group's detectors (the longest lead-in any of them matches:
+#: a key name before a token, a user:password before an @, the words before an IP)
+CONTEXT = {"token": 128, "at": 160, "ip4": 64, "ip6": 64, "slack": 64, "artifactory": 64, "ctx": 120, "entropy": 0}
+
+
+def token_like(run: bytes) -> bool:
+    """Whether ``run`` changes character class (lower case, upper case, digit) at least :data:`MIN_SHIFTS` times."""
+    flat = run.translate(_CLASSES)
+    return (flat.count(b"aA") + flat.count(b"Aa") + flat.count(b"a0") + flat.count(b"0a") + flat.count(b"A0")
+            + flat.count(b"0A")) >= MIN_SHIFTS
+
+
+#: letters the context keywords are grouped by (the first of these a keyword holds, else its first letter): rare in
+#: text, each shared by several keywords (``k``: token, key, cookie, docker, ngrok)
+_PIVOTS = b"kgcpmh"
+
+
+def _by_pivot(keywords: tuple[bytes, ...]) -> tuple[tuple[re.Pattern, int, tuple[bytes, ...]], ...]:
+    """Per pivot letter, ``(regex, letter, keywords)``: the regex matches the letter where one of its keywords holds
+    it (looking behind it, then matching the rest), so one pass finds them all (the regex engine scans for its
+    literal first byte; one pass a keyword, or one alternation of them all, is slower). The rest is only looked at
+    ahead when it holds the letter again (a match would step over that letter)."""
+    groups: dict[int, list[bytes]] = {}
+    for kw in keywords:
+        groups.setdefault(next((c for c in _PIVOTS if c in kw), kw[0]), []).append(kw)
+    out = []
+    for pivot, kws in groups.items():
+        alts = []
+        for kw in kws:
+            i = kw.index(pivot)
+            rest = re.escape(kw[i + 1:])
+            alts.append((b"(?<=" + re.escape(kw[:i + 1]) + b")" if i else b"")
+                        + (b"(?=" + rest + b")" if pivot in kw[i + 1:] else rest))
+        out.append((re.compile(re.escape(bytes([pivot])) + b"(?:" + b"|".join(alts) + b")"), pivot, tuple(kws)))
+    return tuple(out)
+
+
+_CTX_PIVOTS = _by_pivot(CONTEXT_ANCHORS)
+#: what must follow a context keyword for a rule to start there: a command keyword, or a secret word (the whole of
+#: an assignment's key word) before its ``=`` / ``:``, or before a space or ``=`` (a flag's value, a .netrc line)
+_CTX_LEAD = re.compile(rb"(?:cookie|sig=|mysql|mariadb|curl|wget|docker|login|ngrok)|"
+                       rb"(?:pass(?:word|wd|phrase)?s?|pwd|secret|token|cred(?:entials?)?|key|auth(?:orization)?)"
+                       rb"(?:\\?[\"'`]?\]?\s{0,4}(?::|=(?!=))|(?P<sp>[ \t=]))")
+#: a flag's name ending where the keyword starts (``--api-key``)
+_FLAG_NAME = re.compile(rb"-[a-z0-9_-]*$")
+
+
+def _context_here(low: bytes, start: int, end: int, lo: int = 0, hi: int | None = None) -> bool:
+    """Whether a context keyword at ``low[start:end]`` can lead a context rule's match: a command keyword, a
+    secret word right before ``=`` / ``:`` (through a closing quote or bracket), or before a space as a flag's name
+    (a ``-`` before it) or at a line's start (a ``.netrc`` line). ``low[lo:hi]`` is the keyword's own text."""
+    m = _CTX_LEAD.match(low, start, len(low) if hi is None else hi)
+    if m is None:
+        return False
+    if m.group("sp") is None:
+        return True
+    if low[m.end() - 1:m.end() + 1] == b"==" and start > lo and low[start - 1] in b";?&":
+        return True                                   # ``;Password==x;``: a connection string's value opening with =
+    return (_FLAG_NAME.search(low, max(lo, start - 62), start) is not None or start - lo < 8
+            or low.find(b"\n", max(lo, start - 8), start) >= 0)
+
+
+@functools.cache
+def _literal(literal: bytes) -> re.Pattern:
+    """A regex of ``literal``: the regex engine scans for its first byte and compares the rest, faster than
+    ``bytes.find`` where that byte is rare in text (an anchor's usually is)."""
+    return re.compile(re.escape(literal))
+
+
+def _occurrences(data: bytes, literal: bytes) -> list[int]:
+    """Offsets of the non-overlapping occurrences of ``literal`` in ``data`` (one byte: ``bytes.find``, a memchr)."""
+    if len(literal) > 1:
+        return [m.start() for m in _literal(literal).finditer(data)]
+    out, pos = [], data.find(literal)
+    while pos >= 0:
+        out.append(pos)
+        pos = data.find(literal, pos + 1)
+    return out
+
+
+def _marks(data: bytes, starts: list[int]) -> list[tuple[str, int, int]]:
+    """``(group, start, end)`` of every prefilter mark in ``data``: texts joined by newlines, opening at ``starts``."""
+    out: list[tuple[str, int, int]] = []
+    add = out.append
+    for table, run in _RUNS:
+        flat = data.translate(table)
+        pos = flat.find(run)
+        while pos >= 0:
+            end = flat.find(b" ", pos)
+            end = len(flat) if end < 0 else end
+            if token_like(data[pos:end]):
+                add(("token", pos, end))
+                if table is _RUNS[0][0] and end - pos >= ENTROPY_RUN:
+                    add(("entropy", pos, end))
+            pos = flat.find(run, end)
+    for group, gate in _GATES.items():
+        for m in gate.finditer(data):
+            add((group, m.start(), m.end()))
+    for anchor, group in _ANCHORS:
+        out.extend((group, pos, pos + len(anchor)) for pos in _occurrences(data, anchor))
+    n = len(starts)
+    for group, literals in WHOLE_TEXT.items():
+        for literal in literals:
+            m = _literal(literal).search(data)
+            while m:                                  # one mark a text, at its start
+                i = bisect_right(starts, m.start()) - 1
+                add((group, starts[i], starts[i]))
+                m = _literal(literal).search(data, starts[i + 1]) if i + 1 < n else None
+    for m in _A_ANCHOR_RE.finditer(data):
+        add(("artifactory" if m.group() == b"AKC" or m.group()[1] == 80 else "token", m.start(), m.end()))  # AKC, AP?
+    low = data.lower()
+    hits: list[tuple[int, int]] = []
+    for regex, pivot, keywords in _CTX_PIVOTS:
+        for m in regex.finditer(low):
+            for kw in keywords:
+                start = m.start() - kw.index(pivot)
+                if start >= 0 and low.startswith(kw, start):
+                    hits.append((start, start + len(kw)))
+    for pos, end in hits:
+        i = bisect_right(starts, pos) - 1
+        if _context_here(low, pos, end, starts[i], starts[i + 1] - 1 if i + 1 < n else len(low)):
+            add(("ctx", pos, end))
+    return out
+
+
+def _windows(data: bytes, lo: int, hi: int, marks: list[tuple[str, int, int]]) -> Windows:
+    """The windows of the text ``data[lo:hi]`` around its ``marks`` (sorted), in that text's offsets."""
+    out: Windows = {}
+    line_start, line_end = lo, lo - 1                 # the line of the previous mark (marks come sorted)
+    for group, pos, end in marks:
+        if group in WHOLE_TEXT:
+            out[group] = [(lo, lo, hi)]
+            continue
+        spans = out.get(group)
+        if spans and spans[-1][0] == line_start and end <= line_end and end + CONTEXT[group] < spans[-1][2]:
+            continue                                  # inside the last window of its group, which it cannot widen
+        if not line_start <= pos or end > line_end:
+            line_start = data.rfind(b"\n", lo, pos) + 1 or lo
+            line_end = data.find(b"\n", end, hi)
+            line_end = hi if line_end < 0 else line_end
+        ws = data.rfind(b" ", line_start, max(line_start, pos - CONTEXT[group])) + 1 or line_start
+        we = data.find(b" ", min(line_end, end + CONTEXT[group]), line_end)
+        we = line_end if we < 0 else we + 1
+        spans = out.setdefault(group, [])
+        if spans and spans[-1][0] == line_start and ws <= spans[-1][2]:
+            spans[-1] = (line_start, spans[-1][1], max(we, spans[-1][2]))
+        else:
+            spans.append((line_start, ws, we))
+    if lo:
+        out = {g: [(a - lo, b - lo, c - lo) for a, b, c in spans] for g, spans in out.items()}
+    return out
+
+
+def candidate_windows_many(texts: list[str]) -> list[Windows]:
+    """:func:`candidate_windows` of each of ``texts``, the passes made once over all of them."""
+    data = "\n".join(texts).encode("ascii", "replace")     # one byte per character: offsets match the str
+    starts, pos = [], 0
+    for text in texts:
+        starts.append(pos)
+        pos += len(text) + 1
+    out: list[Windows] = [{} for _ in texts]
+    if len(texts) == 1:
+        marks = sorted(_marks(data, starts))
+        if marks:
+            out[0] = _windows(data, 0, len(data), marks)
+        return out
+    per_text: dict[int, list[tuple[str, int, int]]] = {}
+    for mark in _marks(data, starts):
+        per_text.setdefault(bisect_right(starts, mark[1]) - 1, []).append(mark)
+    for i, marks in per_text.items():
+        out[i] = _windows(data, starts[i], starts[i] + len(texts[i]), sorted(marks))
+    return out
+
+
+def candidate_windows(text: str) -> Windows:
+    """Per detector group, ``(line start, window start, window end)`` of the parts of ``text`` the prefilter marks.
+
+    A window reaches ``CONTEXT[group]`` characters either side of a mark, widened to the nearest space or the line's ends;
+    overlapping windows of a group are merged.
+    """
+    return candidate_windows_many([text])[0]
+
+
+def all_windows(text: str) -> Windows:
+    """Every line of ``text`` as a window of every group (the exhaustive scan the prefilter must agree with), and the
+    whole text as the window of each whole-text group whose literal it holds."""
+    lines, start = [], 0
+    for line in text.split("\n"):
+        lines.append((start, start, start + len(line)))
+        start += len(line) + 1
+    data = text.encode("ascii", "replace")
+    whole = {g: [(0, 0, len(text))] for g, literals in WHOLE_TEXT.items() if any(lit in data for lit in literals)}
+    return {**dict.fromkeys([g for g in GROUPS if g not in WHOLE_TEXT], lines), **whole}
