@@ -302,3 +302,12 @@ def make_filtered(stage: str, reason: str, record: Mapping[str, Any], record_typ
                                                                          ensure_ascii=False, sort_keys=True),
         **{k: record.get(k) or "" for k in ("source_uri", "source_locator", "source_sha256", "config_hash")},
     })
+
+
+def reject_as_filtered(rej: Mapping[str, Any]) -> dict:
+    """A filter function that raised on one record: a ``Filtered`` row with reason ``filter_error:<reason>``."""
+    row = {k: rej.get(k) or "" for k in FILTERED_SCHEMA.names}
+    row.update({"record_id": rej.get("subject_id") or rej.get("record_id"), "stage": rej.get("stage", ""),
+                "reason": f"filter_error:{rej.get('reason', '')}", "record_type": "",
+                "evidence_json": json.dumps({"message": rej.get("message", "")}), "record_json": rej.get("excerpt", "")})
+    return row

@@ -276,6 +276,23 @@ def open_repo(spec: str, cache_dir: str | None = None, name: str = "") -> RepoSo
     return DirRepo(spec, name=name)
 
 
+class GitRepos:
+    """Git repositories by spec, each opened once (a remote URL is cloned into ``cache_dir``): one per worker."""
+
+    def __init__(self, cache_dir: str | None):
+        self.cache_dir = cache_dir
+        self._open: dict[tuple[str, str], GitRepo] = {}
+
+    def get(self, spec: str, name: str) -> GitRepo:
+        """The repository of ``spec``, named ``name``; :class:`RepoError` when it is not a git repository."""
+        if (spec, name) not in self._open:
+            repo = open_repo(spec, self.cache_dir, name=name)
+            if not isinstance(repo, GitRepo):
+                raise RepoError(f"not a git repository: {spec}")
+            self._open[(spec, name)] = repo
+        return self._open[(spec, name)]
+
+
 def pinned_spec(spec: str) -> str:
     """``path@<rev>`` of a local git repository (``rev`` a branch, tag or ``HEAD``) → ``path@<sha>``; any other spec
     as given. ``ValueError`` for a path that is not there or a revision the repository lacks."""

@@ -116,6 +116,13 @@ def connected_components(edges: Iterable[tuple[str, str]]) -> dict[str, str]:
     return {node: find(node) for node in parent}
 
 
+def component_sizes(edges: Iterable[tuple[str, str]]) -> list[tuple[str, tuple[str, int]]]:
+    """``(node, (component id, component size))`` for every node of ``edges``, sorted (:func:`connected_components`)."""
+    comp = connected_components(edges)
+    sizes = Counter(comp.values())
+    return sorted((node, (cid, sizes[cid])) for node, cid in comp.items())
+
+
 def keep_one(records: Iterable[dict], stage: str, reason: str, record_type: str,
              evidence: Mapping[str, Any]) -> list[dict | Filtered]:
     """Keep the record with the smallest ``record_id``; the others become ``Filtered`` naming the kept one. Copies
@@ -131,6 +138,8 @@ def keep_one(records: Iterable[dict], stage: str, reason: str, record_type: str,
 
 Copy = tuple[str, str, str]
 """A record's stand-in in a shuffle: (record id, normalized content hash, exact content hash)."""
+Outcome = tuple[str, dict[str, Any]] | None
+"""A copy's fate: ``None`` (kept), or ``(reason, evidence)`` of its ``Filtered`` row."""
 
 
 def copy_of(record: Mapping[str, Any], shared: bool = True) -> Copy:
@@ -144,26 +153,29 @@ def copy_of(record: Mapping[str, Any], shared: bool = True) -> Copy:
     return record.get("record_id") or "", exact_key(text), hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def copy_decisions(copies: Iterable[Copy]) -> list[tuple[Copy, tuple[bool, int, str, int]]]:
-    """:func:`keep_one` over the :data:`Copy` tuples of one group: for each distinct copy of a group of two or
-    more, ``(kept, how many of its copies are dropped, kept id, group size)``; one copy of the smallest is kept."""
+def copy_decisions(copies: Iterable[Copy], reason: str, evidence: Mapping[str, Any]
+                   ) -> list[tuple[Copy, tuple[Outcome, ...]]]:
+    """:func:`keep_one` over the :data:`Copy` tuples of one group: each distinct copy of a group of two or more,
+    with one outcome per copy of it: ``None`` for the one copy of the smallest that is kept, ``(reason, evidence
+    naming the kept id and the group size)`` for the others."""
     copies = sorted(copies)
     if len(copies) < 2:
         return []
     kept = copies[0]
-    return [(c, (c == kept, n - (c == kept), kept[0], len(copies))) for c, n in sorted(Counter(copies).items())]
+    drop = (reason, {**evidence, "kept_record_id": kept[0], "group_size": len(copies)})
+    return [(c, (None,) * (c == kept) + (drop,) * (n - (c == kept))) for c, n in sorted(Counter(copies).items())]
 
 
-def resolve_near(record_id: str, records: list[dict], component: tuple[str, int] | None, cfg: DedupConfig,
-                 record_type: str) -> list[dict | Filtered]:
-    """The near-dup decision for the copies of one record id, given its component ``(component id, size)``
-    (``None``: a singleton). The component id is the smallest member id, so the record whose id it is wins,
-    the same rule as :func:`keep_one`; every other member is ``Filtered`` naming the kept id."""
-    cid, size = component or (record_id, 1)
-    ev = {**near_evidence(cid, cfg), "kept_record_id": cid, "group_size": size}
+def near_decisions(record_id: str, copies: Iterable[Copy], components: Mapping[str, tuple[str, int]],
+                   cfg: DedupConfig) -> list[tuple[Copy, tuple[Outcome, ...]]]:
+    """The near-dup outcomes of the copies of one record id, given ``{id: (component id, size)}`` (no entry: a
+    singleton). The component id is the smallest member id, so the record whose id it is wins (:func:`keep_one`
+    among its copies); every other member is dropped naming the kept id."""
+    cid, size = components.get(record_id, (record_id, 1))
     if record_id == cid:
-        return keep_one(records, NEAR_STAGE, "near_duplicate", record_type, ev)
-    return [make_filtered(NEAR_STAGE, "near_duplicate", r, record_type, ev) for r in records]
+        return copy_decisions(copies, "near_duplicate", near_evidence(record_id, cfg))
+    drop = ("near_duplicate", {**near_evidence(cid, cfg), "kept_record_id": cid, "group_size": size})
+    return [(c, (drop,) * n) for c, n in sorted(Counter(copies).items())]
 
 
 def dedup_records(records: Iterable[dict], record_type: str, cfg: DedupConfig | None = None,
@@ -183,8 +195,7 @@ def dedup_records(records: Iterable[dict], record_type: str, cfg: DedupConfig | 
             groups.setdefault(exact_group_key(r, spec, cfg), []).append(r)
         kept = []
         for key, group in groups.items():
-            first, *rest = keep_one(group, EXACT_STAGE, "exact_duplicate", record_type,
-                                    {"rule": "exact", "content_hash": key[:16]})
+            first, *rest = keep_one(group, EXACT_STAGE, "exact_duplicate", record_type, exact_evidence(key))
             kept.append(first)
             dropped.extend(rest)
     if cfg.near:
@@ -203,6 +214,11 @@ def dedup_records(records: Iterable[dict], record_type: str, cfg: DedupConfig | 
             kept.append(first)
             dropped.extend(rest)
     return sorted(kept, key=lambda r: r["record_id"]), dropped
+
+
+def exact_evidence(key: str) -> dict[str, Any]:
+    """Evidence for an exact-duplicate drop: the group's content hash."""
+    return {"rule": "exact", "content_hash": key[:16]}
 
 
 def near_evidence(cluster_id: str, cfg: DedupConfig) -> dict[str, Any]:

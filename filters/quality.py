@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from swemine.corpora.records import Filtered, make_filtered
-from swemine.filters.dedup import dedup_text, has_key
+from swemine.filters.dedup import Outcome, dedup_text, has_key
 from swemine.filters.fields import spec_for
 from swemine.filters.text import exact_key
 from swemine.filters.verdict import Verdict, filter_stage
@@ -133,10 +133,6 @@ class Candidate(NamedTuple):
     def instance(self) -> str:
         """Group key for per-instance rules (records without an instance stand alone)."""
         return self.instance_id or f"record:{self.record_id}"
-
-
-#: A candidate's fate: ``None`` (kept), or ``(reason, evidence)`` of a ``Filtered`` row.
-Outcome = tuple[str, dict[str, Any]] | None
 
 
 def candidate(traj: dict, cfg: QualityConfig) -> Candidate:

@@ -3,7 +3,7 @@
 The lock is an ``flock`` held on that file for the whole run, so a run killed with ``kill -9`` leaves a stale
 file whose lock the kernel has already released: the next run detects it, says so, and takes over. A live
 owner makes :func:`output_lock` raise :class:`LockError` naming it. Remote outputs (``gs://`` ...) cannot be
-locked this way and are not locked.
+locked this way and are not locked. :func:`check_output` refuses a folder no run can use.
 """
 from __future__ import annotations
 
@@ -16,8 +16,33 @@ import os
 import socket
 from collections.abc import Iterator
 
+from swemine.failures import CommandError
+
 LOCK_NAME = ".swemine.lock"
 log = logging.getLogger("swemine")
+
+
+def check_output(output: str, inputs: list[str]) -> None:
+    """Refuse an output path that is a file, that cannot be created or written, or that lies inside a local input
+    folder (it would be re-read)."""
+    if "://" in output:
+        return
+    out = os.path.realpath(output)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise CommandError(f"--output {output} exists and is not a directory")
+    for spec in inputs:
+        if "://" in spec or any(ch in spec for ch in "*?["):
+            continue
+        src = os.path.realpath(spec)
+        if os.path.isdir(src) and (out == src or out.startswith(src.rstrip(os.sep) + os.sep)):
+            raise CommandError(f"--output {output} is inside the input folder {spec}; its shards would be read back "
+                               "as input: choose an output outside it")
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise CommandError(f"--output {output}: cannot create the folder ({exc.strerror or exc})") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise CommandError(f"--output {output}: the folder is not writable")
 
 
 class LockError(RuntimeError):

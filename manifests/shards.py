@@ -249,10 +249,10 @@ def read_shard(fs: fsspec.AbstractFileSystem, path: str, columns: list[str] | No
         return pq.read_table(fh, columns=columns, pre_buffer=False, use_threads=False)
 
 
-def read_rows(output: str, prefix: str) -> list[dict]:
-    """All rows of the shards under ``prefix`` (e.g. ``"trajectories/train"``), in shard order. For tests and inspection."""
+def read_rows(output: str, prefix: str, columns: list[str] | None = None) -> list[dict]:
+    """All rows (or their ``columns``) of the shards under ``prefix`` (e.g. ``"trajectories/train"``), in shard order."""
     fs, root = _fs_and_path(output)
     rows: list[dict] = []
     for path in sorted(fs.glob(f"{root}/{prefix}-*-of-*.parquet")):
-        rows.extend(read_shard(fs, path).to_pylist())
+        rows.extend(read_shard(fs, path, columns=columns).to_pylist())
     return rows

@@ -423,17 +423,13 @@ class FimJob:
             repos=repos, format=self.fim_format, model_family=self.model_family if self.fim_format != "chat" else "",
             fim=FimConfig(cross_file=not self.in_file_only, mixture=self.mixture_ratios()),
             max_file_bytes=self.max_file_bytes, filters=self.filters.resolve(), special_tokens=self.special_tokens,
-            llm=RationaleLLM(llm=self.llm, critic_model=self.llm_critic_model) if self.rationale else None)
+            llm=RationaleLLM(**dataclasses.asdict(self.llm), critic_model=self.llm_critic_model) if self.rationale else None)
 
 
-@dataclasses.dataclass(frozen=True, kw_only=True)
-class RationaleLLM(Resolved):
-    """The rationale stage's endpoint and critic model (one JSON object)."""
-    llm: LLMConfig
-    critic_model: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {**_json(self.llm), "critic_model": self.critic_model}
+@dataclasses.dataclass(frozen=True)
+class RationaleLLM(LLMConfig):
+    """The rationale stage's endpoint and its critic model."""
+    critic_model: str = ""
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

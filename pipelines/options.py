@@ -32,14 +32,6 @@ def _kind(hint: Any) -> tuple[Any, bool]:
     return hint, False
 
 
-def _default_of(f: dataclasses.Field) -> Any:
-    if f.default is not MISSING:
-        return f.default
-    if f.default_factory is not MISSING:
-        return f.default_factory()
-    return None
-
-
 def _help(text: str, default: Any) -> str:
     if not (default is None or default is False or (isinstance(default, (str, tuple)) and not default)):
         shown = ",".join(map(str, default)) if isinstance(default, tuple) else default
@@ -66,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser, cls: type, *, _dest: str = ""
             continue
         text = meta.get("help") or _help_format.format(name=f.name)
         kwargs: dict[str, Any] = {"dest": _dest + f.name, "default": argparse.SUPPRESS,
-                                  "help": _help(text, _default_of(f) if base is not bool else None)}
+                                  "help": _help(text, f.default if base is not bool else None)}
         if base is bool:
             kwargs["action"] = "store_false" if meta.get("negate") else "store_true"
         else:

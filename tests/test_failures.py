@@ -49,7 +49,7 @@ def test_other_errors_are_not_the_machines(error):
 
 
 def _spec():
-    def build(p, ctx):
+    def build(p):
         rows = p | beam.Create([{"record_id": "a"}, {"record_id": "b"}])
         return Built(outputs={"data/x": rows | "Fault" >> beam.Map(_raise(OSError(errno.ENOSPC, "No space left")))})
     return PipelineSpec(name="faulty", config={}, outputs={"data/x": pa.schema([("record_id", pa.string())])},

@@ -4,6 +4,8 @@
 evaluation, small jobs)."""
 from __future__ import annotations
 
+import json
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
@@ -112,3 +114,14 @@ def mine(trajectories: Iterable[dict], diagnoser: dg.Diagnoser | None = None,
         out.records.append(item["record"])
         out.views.extend(build_views(item))
     return out
+
+
+def correction_counts(records: Iterable[dict], not_diagnosed: Iterable[dict]) -> dict:
+    """A run's ``corrections`` and ``diagnoses`` manifest entries: error records by correction source (grounded vs
+    none grounded), and the items left ``not_diagnosed`` by reason (an unreachable endpoint shows here)."""
+    by_source = Counter(row["correction_source"] or "no_grounded_correction" for row in records)
+    missed = Counter(json.loads(row["extra_json"] or "{}").get("not_diagnosed") or "unknown" for row in not_diagnosed)
+    return {"corrections": {"grounded": sum(n for k, n in by_source.items() if k != "no_grounded_correction"),
+                            "no_grounded_correction": by_source.get("no_grounded_correction", 0),
+                            "by_source": dict(sorted(by_source.items()))},
+            "diagnoses": {"verified": sum(by_source.values()), "not_diagnosed": dict(sorted(missed.items()))}}

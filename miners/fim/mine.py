@@ -32,6 +32,7 @@ from swemine.miners.fim.formats import (
 from swemine.miners.fim.graph import RepoGraph, build_graph
 from swemine.miners.fim.groups import select_groups
 from swemine.miners.fim.masking import FileText, Masked, MaskError, mask
+from swemine.miners.fim.parse import STAGE as PARSE_STAGE
 from swemine.miners.fim.parse import FileParser, FileStructure, FunctionInfo
 from swemine.miners.fim.scoring import FimConfig, Scored, file_in_bounds, select_singles
 from swemine.runtime import paused_gc
@@ -376,3 +377,37 @@ def apply_mixture(sel: FileSelection, fractions: dict[int, float], fmt: str, fam
                 "source_sha256": fs.source_sha256, "config_hash": config_hash}
         dropped.append(make_filtered(MIX_STAGE, "mixture_quota", slim, "fim_sample", {"keep_fraction": fraction}))
     return dataclasses.replace(sel, targets=kept), dropped
+
+
+#: The sample fields whose distribution a run's manifest reports.
+DIST_FIELDS = ("loc", "complexity", "inferability", "fim_score", "difficulty")
+
+
+def _percentiles(values: list[float]) -> dict[str, float]:
+    if not values:
+        return {}
+    v = sorted(values)
+
+    def q(p: float) -> float:
+        return round(v[min(len(v) - 1, int(p * (len(v) - 1) + 0.5))], 4)
+    return {"p10": q(0.1), "p50": q(0.5), "p90": q(0.9), "n": len(v)}
+
+
+def fim_summary(samples: list[dict], stages: Mapping[str, Any]) -> dict[str, Any]:
+    """A run's ``fim_counts`` (files, functions, selections, samples) and ``fim_distribution`` (p10/p50/p90 of
+    :data:`DIST_FIELDS`, over all samples and per split) manifest entries, from its samples and stage counters."""
+    dist = {"all": {f: _percentiles([s[f] for s in samples]) for f in DIST_FIELDS}}
+    for split in FIM_SPLITS.values():
+        part = [s for s in samples if s["fim_split"] == split]
+        if part:
+            dist[split] = {f: _percentiles([s[f] for s in part]) for f in DIST_FIELDS}
+    parse, info = stages.get(PARSE_STAGE, {}), stages.get(SELECT_STAGE, {}).get("info", {})
+    counts = {"files": parse.get("in", 0), "files_parsed": parse.get("out", 0),
+              "functions": parse.get("info", {}).get("functions", 0),
+              "selected_singles": info.get("selected_single_function", 0),
+              "selected_pairs": info.get("selected_function_pair", 0),
+              "selected_triples": info.get("selected_function_triple", 0),
+              "samples": len(samples),
+              SPECIAL_IN_CONTENT: sum(stages.get(EMIT_STAGE, {}).get(k, {}).get(SPECIAL_IN_CONTENT, 0)
+                                      for k in ("info", "filtered"))}
+    return {"fim_counts": counts, "fim_distribution": dist}

@@ -17,7 +17,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from swemine.corpora.records import Reject, make_reject
+from swemine.corpora.records import Info, Reject, make_reject
 from swemine.runtime import paused_gc
 
 STAGE = "fim_parse"
@@ -516,3 +516,13 @@ def _imports(node, module: str, is_package: bool, out: list[ImportBinding], star
                                      _text(item.child_by_field_name("name"))))
     if any(c.type == "wildcard_import" for c in node.named_children):
         stars.append(base)
+
+
+def parse_fn(max_bytes: int):
+    """The ``fim_parse`` stage function: a source file → its structure (its functions counted) or a reject."""
+    parser = FileParser(max_bytes=max_bytes)
+
+    def parse(src: dict[str, Any]) -> list:
+        out = parser(src)
+        return [out] if isinstance(out, Reject) else [Info(functions=len(out.functions)), out]
+    return parse

@@ -591,3 +591,11 @@ def mine_instance(task: dict, trajs: list[dict], repo, sp: StructureParser, *,
         read = base_reader(repo, task.get("base_commit") or "")
         for s, traj in runs:
             yield localize_trajectory(item, traj, s.created, read, sp, cfg)
+
+
+def gold_quality_counts(records: list[dict], with_repos: bool) -> dict:
+    """A run's ``gold_quality`` manifest entry: records by gold quality and (``with_repos``) the repositories that
+    were not found, so a quiet fall back to patch-only gold is visible."""
+    counts = collections.Counter(row["gold_quality"] for row in records)
+    missing = {row["repo"] for row in records if with_repos and row["gold_quality"] == "patch_only"}
+    return {**dict(sorted(counts.items())), "repos_not_found": sorted(missing)}

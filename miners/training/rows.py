@@ -8,9 +8,10 @@ then compares ``ceil(n_chars / 4)``. ``critic`` rows (:data:`CRITIC_SCHEMA`): se
 """
 from __future__ import annotations
 
+import collections
 import json
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
@@ -193,3 +194,39 @@ def critic_fn(cfg: CriticConfig) -> Callable[[dict], list[dict]]:
 def without_steps(row: dict) -> dict:
     """The SFT row without the transient trajectory steps."""
     return {k: v for k, v in row.items() if k != TRANSIENT}
+
+
+def sft_summary(sft_rows: Iterable[dict], filtered_rows: Iterable[dict], critic_rows: Iterable[dict]) -> dict:
+    """A run's ``sft`` manifest entry: rows, resolved share and tokens per row by harness, critic rows by label,
+    and every drop by reason (with the harness of the dropped record)."""
+    harness: dict[str, dict] = {}
+    for row in sft_rows:
+        h = harness.setdefault(row["harness"] or "", {"rows": 0, "resolved": 0, "tokens": 0, "chars": 0,
+                                                      "counted": 0, "tool_calls": 0, "placeholders": 0})
+        h["rows"] += 1
+        h["resolved"] += row["resolved"] is True
+        h["chars"] += row["n_chars"] or 0
+        h["tool_calls"] += row["n_tool_calls"] or 0
+        h["placeholders"] += row["n_placeholder_results"] or 0
+        if row["n_tokens"] is not None:
+            h["tokens"] += row["n_tokens"]
+            h["counted"] += 1
+    drops: collections.Counter = collections.Counter()
+    drops_by_harness: dict[str, collections.Counter] = {}
+    for row in filtered_rows:
+        drops[row["reason"]] += 1
+        try:
+            name = json.loads(row["record_json"] or "{}").get("harness") or ""
+        except ValueError:
+            name = ""
+        drops_by_harness.setdefault(name, collections.Counter())[row["reason"]] += 1
+    critic = collections.Counter(str(r["resolved"]).lower() for r in critic_rows)
+    per = {}
+    for name, h in sorted(harness.items()):
+        per[name] = {"rows": h["rows"], "resolved_share": round(h["resolved"] / h["rows"], 4),
+                     "chars_per_row": round(h["chars"] / h["rows"], 1),
+                     "tokens_per_row": round(h["tokens"] / h["counted"], 1) if h["counted"] else None,
+                     "tool_calls": h["tool_calls"], "placeholder_results": h["placeholders"]}
+    return {"rows": sum(h["rows"] for h in harness.values()), "by_harness": per, "drops": dict(sorted(drops.items())),
+            "drops_by_harness": {k: dict(sorted(v.items())) for k, v in sorted(drops_by_harness.items())},
+            "critic_rows": dict(sorted(critic.items()))}

@@ -10,7 +10,6 @@ import importlib
 import logging
 import signal
 import sys
-from collections.abc import Callable
 
 from swemine.failures import CommandError, environment_failure
 from swemine.pipelines.configs import JOBS
@@ -78,15 +77,22 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-class _QuietBeam(logging.Filter):
+class _LogFilter(logging.Filter):
     """Hide Beam's notice about optional GCP libraries, its workers' start-up chatter and the trace a step logs when
-    Ctrl-C, SIGTERM or the machine stops the run."""
+    Ctrl-C, SIGTERM or the machine stops the run (main says it); without ``-v``, a library's record keeps its
+    message line but not its trace, so a bug's trace still ends the output."""
     NOISE = ("apitools not found", "No semi_persistent_directory found")
+
+    def __init__(self, verbose: bool):
+        super().__init__()
+        self.verbose = verbose
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
         if error is not None and (isinstance(error, KeyboardInterrupt) or environment_failure(error, "")):
-            return False                 # a step logging what stops the run (Ctrl-C, a full disk): main says it
+            return False
+        if record.exc_info and not self.verbose and not record.name.startswith("swemine"):
+            record.exc_info, record.exc_text = None, None
         return not any(n in record.getMessage() for n in self.NOISE)
 
 
@@ -94,26 +100,13 @@ class _QuietBeam(logging.Filter):
 SELF_LOGGING = ("huggingface_hub", "datasets")
 
 
-class _OneLineLibraries(logging.Filter):
-    """Without ``-v``, a library's log record keeps its message line but not its trace: what stops a run is said
-    once, by swemine, and a bug's trace still ends the output."""
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and not record.name.startswith("swemine"):
-            record.exc_info, record.exc_text = None, None
-        return True
-
-
 def setup_logging(verbose: bool) -> None:
-    """swemine progress at INFO; Beam at WARNING (INFO with ``-v``), without its known noise; other libraries'
-    traces only with ``-v``."""
+    """swemine progress at INFO; Beam at WARNING (INFO with ``-v``), without its known noise."""
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, force=True,
                         format="%(asctime)s %(name)s %(levelname)s %(message)s")
     for handler in logging.getLogger().handlers:
-        handler.addFilter(_QuietBeam())
-        if not verbose:
-            handler.addFilter(_OneLineLibraries())
-    for library in SELF_LOGGING:        # they print through a stderr handler of their own: once is enough
+        handler.addFilter(_LogFilter(verbose))
+    for library in SELF_LOGGING:
         logging.getLogger(library).propagate = False
     logging.getLogger("swemine").setLevel(logging.INFO)
 
@@ -147,8 +140,7 @@ def _main(argv: list[str]) -> int:
         return run_main(args, beam_args)
     if beam_args:
         parser.error(f"unrecognized arguments: {' '.join(beam_args)}")
-    main_fn: Callable = args._main
-    return int(main_fn(args) or 0)
+    return int(args._main(args) or 0)
 
 
 if __name__ == "__main__":

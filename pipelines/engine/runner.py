@@ -7,7 +7,6 @@ import contextlib
 import io
 import logging
 import math
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,16 +20,17 @@ from apache_beam.options.pipeline_options import PipelineOptions
 from apache_beam.pipeline import PipelineVisitor
 
 from swemine.corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA
-from swemine.failures import CommandError, RunFailed, environment_failure
+from swemine.failures import RunFailed, environment_failure
 from swemine.filters.secrets import SecretScanner, scrub_row
 from swemine.manifests import manifest as mf
-from swemine.manifests.lock import output_lock
+from swemine.manifests.lock import check_output, output_lock
 from swemine.manifests.shards import (
     TMP_DIR,
     bucket_of,
     finalize_shards,
     merge_parts,
     parts_folder,
+    read_rows,
     row_key,
     row_order,
     write_keyed_bucket,
@@ -80,37 +80,6 @@ def uses_parts(beam_args: list[str], output: str) -> bool:
     return is_local(beam_args) and "://" not in output
 
 
-def check_output(output: str, inputs: list[str]) -> None:
-    """Refuse an output path that is a file, that cannot be created or written, or that lies inside a local input
-    folder (it would be re-read)."""
-    if "://" in output:
-        return
-    out = os.path.realpath(output)
-    if os.path.exists(out) and not os.path.isdir(out):
-        raise CommandError(f"--output {output} exists and is not a directory")
-    for spec in inputs:
-        if "://" in spec or any(ch in spec for ch in "*?["):
-            continue
-        src = os.path.realpath(spec)
-        if os.path.isdir(src) and (out == src or out.startswith(src.rstrip(os.sep) + os.sep)):
-            raise CommandError(f"--output {output} is inside the input folder {spec}; its shards would be read back "
-                               "as input: choose an output outside it")
-    try:
-        os.makedirs(out, exist_ok=True)
-    except OSError as exc:
-        raise CommandError(f"--output {output}: cannot create the folder ({exc.strerror or exc})") from None
-    if not os.access(out, os.W_OK | os.X_OK):
-        raise CommandError(f"--output {output}: the folder is not writable")
-
-
-@dataclass
-class RunContext:
-    """What a pipeline's ``build`` function gets: its run config (JSON), the config hash and the output directory."""
-    config: dict[str, Any]
-    config_hash: str
-    output: str
-
-
 @dataclass
 class Built:
     """What ``build`` returns: one PCollection per output prefix, plus reject / filtered PCollections."""
@@ -125,7 +94,7 @@ class PipelineSpec:
     name: str
     config: Any                                       # the job's resolved config (a test's spec: a plain mapping)
     outputs: dict[str, pa.Schema]                     # prefix -> schema, e.g. {"trajectories/train": TRAJECTORY_SCHEMA}
-    build: Callable[[beam.Pipeline, RunContext], Built]
+    build: Callable[[beam.Pipeline], Built]
     input_uris: list[str] = field(default_factory=list)
     num_buckets: int | None = None                    # shards per output; default from input size
     summarize: Callable[[str, dict], dict] | None = None  # extra manifest entries from the written run
@@ -136,20 +105,6 @@ def run_config(spec: PipelineSpec) -> dict[str, Any]:
     """The run config of ``spec`` as JSON: the job's name and its resolved config's ``to_json()``."""
     config = spec.config.to_json() if hasattr(spec.config, "to_json") else dict(spec.config)
     return {"pipeline": spec.name, **config}
-
-
-def combine_summaries(*hooks: Callable[[str, dict], dict] | None) -> Callable[[str, dict], dict] | None:
-    """One ``PipelineSpec.summarize`` hook running several (``None`` entries skipped), their dicts merged."""
-    live = [h for h in hooks if h is not None]
-    if not live:
-        return None
-
-    def summarize(output: str, stages: dict) -> dict:
-        merged: dict = {}
-        for hook in live:
-            merged.update(hook(output, stages) or {})
-        return merged
-    return summarize
 
 
 def beam_options(beam_args: list[str] | None, workers: int = 1) -> PipelineOptions:
@@ -200,11 +155,6 @@ class ScrubRows(beam.DoFn):
         yield scrub_row(row, self.scanner)
 
 
-def _default_buckets(inputs: list[dict]) -> int:
-    total = sum(item["bytes"] or 0 for item in inputs)
-    return max(1, math.ceil(total / DEFAULT_SHARD_BYTES))
-
-
 def _counters(result) -> list[tuple[str, int]]:
     query = result.metrics().query(MetricsFilter().with_namespace(mf.COUNTER_NAMESPACE))
     out = []
@@ -219,13 +169,10 @@ def _schemas(spec: PipelineSpec) -> dict[str, pa.Schema]:
 
 
 class _Stages(PipelineVisitor):
-    """Collects the counted stages of a pipeline in the order they were applied."""
+    """The counted stages of a pipeline in the order they were applied (every counting DoFn has a ``stage``)."""
 
     def __init__(self):
         self.order: list[str] = []
-
-    def enter_composite_transform(self, node) -> None:
-        self.visit_transform(node)
 
     def visit_transform(self, node) -> None:
         stage = getattr(getattr(node.transform, "fn", None), "stage", None)
@@ -233,27 +180,14 @@ class _Stages(PipelineVisitor):
             self.order.append(stage)
 
 
-def stage_order(p: beam.Pipeline) -> list[str]:
-    """The counted stages of ``p`` in the order they were applied (every counting DoFn has a ``stage``)."""
-    visitor = _Stages()
-    p.visit(visitor)
-    return visitor.order
-
-
-def construct(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
-              inputs: list[dict] | None = None, workers: int = 1) -> beam.Pipeline:
+def construct(spec: PipelineSpec, output: str, cfg_hash: str, beam_args: list[str], inputs: list[dict],
+              workers: int = 1) -> beam.Pipeline:
     """The Beam pipeline of ``spec`` writing into ``output`` (built, not run)."""
-    cfg = run_config(spec)
-    cfg_hash = mf.config_hash(cfg)
-    if inputs is None:
-        inputs = mf.input_listing(spec.input_uris, hashed=False)
-    n_buckets = spec.num_buckets or _default_buckets(inputs)
+    n_buckets = spec.num_buckets or max(1, math.ceil(sum(i["bytes"] or 0 for i in inputs) / DEFAULT_SHARD_BYTES))
     schemas = _schemas(spec)
-    ctx = RunContext(config=cfg, config_hash=cfg_hash, output=output)
-    args = list(beam_args or [])
-    parts = uses_parts(args, output)
-    p = beam.Pipeline(options=beam_options(dataflow.with_staging(args), workers))
-    built = spec.build(p, ctx)
+    parts = uses_parts(beam_args, output)
+    p = beam.Pipeline(options=beam_options(dataflow.with_staging(beam_args), workers))
+    built = spec.build(p)
     for prefix, pcoll in built.outputs.items():
         pcoll | f"Shards[{prefix}]" >> WriteShards(output, prefix, schemas[prefix], n_buckets, cfg_hash, parts)
     filters = getattr(spec.config, "filters", None)
@@ -275,7 +209,7 @@ def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
     cfg = run_config(spec)
     cfg_hash = mf.config_hash(cfg)
     if dataflow.is_dry_run(args):       # a runner's dry run (Dataflow): the job is built, nothing runs
-        result = construct(spec, output, args).run()
+        result = construct(spec, output, cfg_hash, args, mf.input_listing(spec.input_uris, hashed=False)).run()
         return {"dry_run": True, "run_id": f"{spec.name}-{cfg_hash}", "state": str(result.state),
                 "job": getattr(result, "job", None)}
     check_output(output, list(cfg.get("inputs") or []))
@@ -291,7 +225,7 @@ def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
         inputs = mf.input_listing(spec.input_uris, hashed=not local)   # a local run hashes after reading (below)
         try:
             with local_run() if local else contextlib.nullcontext():
-                p = construct(spec, output, args, inputs, workers)
+                p = construct(spec, output, cfg_hash, args, inputs, workers)
                 result = p.run()
                 result.wait_until_finish()
                 if uses_parts(args, output):
@@ -308,11 +242,26 @@ def execute(spec: PipelineSpec, output: str, beam_args: list[str] | None = None,
             raise
         stages = mf.stage_counters(_counters(result))
         infos = finalize_shards(output, _schemas(spec))
-        extra = {"stage_order": stage_order(p), **(spec.summarize(output, stages) if spec.summarize else {})}
+        visitor = _Stages()
+        p.visit(visitor)
+        extra = {"stage_order": visitor.order, **(spec.summarize(output, stages) if spec.summarize else {})}
+        filters = getattr(spec.config, "filters", None)
+        if filters is not None and filters.benchmarks:
+            extra["contamination"] = contamination_report(output, filters)
         manifest = mf.build_manifest(pipeline=spec.name, config=cfg, cfg_hash=cfg_hash, inputs=inputs, stages=stages,
                                      outputs=[i.as_dict() for i in infos], started=started, extra=extra)
         mf.write_manifest(output, manifest)
         return manifest
+
+
+def contamination_report(output: str, filters) -> dict:
+    """Write the contamination report of the ``decontam`` drops in ``filtered/`` next to the shards; its summary."""
+    from swemine.filters.benchmark_sets import load_benchmarks
+    from swemine.filters.report import contamination_rows, write_contamination_report
+
+    rows = contamination_rows(read_rows(output, FILTERED_PREFIX))
+    counts = load_benchmarks(list(filters.benchmarks)).counts()
+    return write_contamination_report(output, rows, counts, filters.decontam.config().levels)
 
 
 def _remove_output_tmp(fs, root: str) -> None:

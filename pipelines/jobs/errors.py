@@ -7,8 +7,6 @@ task's patch (the gold of stage 1, from the same side input) before ``detect`` â
 """
 from __future__ import annotations
 
-import json
-
 import apache_beam as beam
 
 from swemine.corpora.inputs import expand_inputs
@@ -17,11 +15,11 @@ from swemine.miners.errors import mine as em
 from swemine.miners.errors.diagnosis import ERROR_DIAGNOSIS_SCHEMA, STATUS_VERIFIED, RuleDiagnoser
 from swemine.miners.errors.views import VIEW_SCHEMA, VIEWS, build_views
 from swemine.pipelines.configs import ErrorsJob
-from swemine.pipelines.engine.runner import Built, PipelineSpec, combine_summaries
+from swemine.pipelines.engine.runner import Built, PipelineSpec
 from swemine.pipelines.engine.stage import apply_stage
 from swemine.pipelines.outputs import ERRORS, NOT_DIAGNOSED, view
-from swemine.pipelines.steps.filtering import apply_filters, contamination_summarizer
-from swemine.pipelines.steps.fronts import TASK_CONTEXT, read_optional_tasks, read_trajectory_records, with_gold
+from swemine.pipelines.steps.filtering import apply_filters
+from swemine.pipelines.steps.fronts import TASK_CONTEXT, read_trajectory_records, with_gold
 
 
 def make_diagnoser(job: ErrorsJob):
@@ -36,9 +34,8 @@ def build_spec(job: ErrorsJob) -> PipelineSpec:
     """The ``errors`` job (see the module docstring)."""
     config = job.resolve()
 
-    def build(p, ctx):
-        tasks, rejects = read_optional_tasks(p, job.tasks)
-        joined, read_rejects, task_side = read_trajectory_records(p, job, tasks, task_fields=(*TASK_CONTEXT, "patch"))
+    def build(p):
+        joined, rejects, _, task_side = read_trajectory_records(p, job, task_fields=(*TASK_CONTEXT, "patch"))
         trajs, traj_filtered = apply_filters(joined, "trajectory", config.filters, label="Traj")
         items, _, filtered = apply_stage(with_gold(trajs, task_side), "detect", lambda: em.detect_fn)
         diagnosed, diag_rejects, _ = apply_stage(items, "diagnose", lambda: em.diagnose_fn(make_diagnoser(job),
@@ -50,7 +47,7 @@ def build_spec(job: ErrorsJob) -> PipelineSpec:
             lambda r, n: 0 if r["status"] == STATUS_VERIFIED else 1, 2)
         by_view = views | "SplitViews" >> beam.Partition(lambda v, n: VIEWS.index(v["view"]), len(VIEWS))
         outputs = {ERRORS: ok, NOT_DIAGNOSED: not_diag, **{view(v): by_view[i] for i, v in enumerate(VIEWS)}}
-        return Built(outputs=outputs, rejects=read_rejects + rejects + [diag_rejects, verify_rejects],
+        return Built(outputs=outputs, rejects=rejects + [diag_rejects, verify_rejects],
                      filtered=[traj_filtered, filtered])
 
     schemas = {ERRORS: ERROR_DIAGNOSIS_SCHEMA, NOT_DIAGNOSED: ERROR_DIAGNOSIS_SCHEMA,
@@ -58,21 +55,5 @@ def build_spec(job: ErrorsJob) -> PipelineSpec:
     return PipelineSpec(name="errors", config=config, outputs=schemas, build=build,
                         input_uris=[u.uri for u in expand_inputs(list(job.inputs)) if u.kind == "file"],
                         num_buckets=job.shards,
-                        summarize=combine_summaries(contamination_summarizer(config.filters), correction_counts))
-
-
-def correction_counts(output: str, stages: dict) -> dict:
-    """Manifest entries: error records by correction source (grounded vs none grounded), and diagnoses made vs
-    left ``not_diagnosed`` by reason (an unreachable endpoint shows here)."""
-    by_source: dict[str, int] = {}
-    for row in read_rows(output, ERRORS):
-        key = row["correction_source"] or "no_grounded_correction"
-        by_source[key] = by_source.get(key, 0) + 1
-    grounded = sum(n for k, n in by_source.items() if k != "no_grounded_correction")
-    missed: dict[str, int] = {}
-    for row in read_rows(output, NOT_DIAGNOSED):
-        reason = json.loads(row["extra_json"] or "{}").get("not_diagnosed") or "unknown"
-        missed[reason] = missed.get(reason, 0) + 1
-    return {"corrections": {"grounded": grounded, "no_grounded_correction": by_source.get("no_grounded_correction", 0),
-                            "by_source": dict(sorted(by_source.items()))},
-            "diagnoses": {"verified": sum(by_source.values()), "not_diagnosed": dict(sorted(missed.items()))}}
+                        summarize=lambda output, stages: em.correction_counts(
+                            read_rows(output, ERRORS), read_rows(output, NOT_DIAGNOSED)))

@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import apache_beam as beam
 
-from swemine.corpora.records import Info, Reject
+from swemine.corpora.records import Info
 from swemine.corpora.repos import spec_source_files
+from swemine.manifests.shards import read_rows
 from swemine.miners.fim.formats import FIM_SCHEMA, FIM_SPLITS
 from swemine.miners.fim.mine import (
+    DIST_FIELDS,
     EMIT_STAGE,
     MIX_STAGE,
     SELECT_STAGE,
-    SPECIAL_IN_CONTENT,
     FileSelection,
     apply_mixture,
     check_format,
@@ -29,33 +30,24 @@ from swemine.miners.fim.mine import (
     context_texts,
     emit_samples,
     file_key,
+    fim_summary,
     mixture_fractions,
     select_repo,
     selection_info,
     target_counts,
 )
 from swemine.miners.fim.parse import STAGE as PARSE_STAGE
-from swemine.miners.fim.parse import FileParser
+from swemine.miners.fim.parse import parse_fn
 from swemine.miners.fim.rationale import STAGE as RATIONALE_STAGE
+from swemine.miners.fim.rationale import Rationale
 from swemine.miners.fim.scoring import FimConfig
-from swemine.pipelines.configs import FimJob, LLMConfig, ResolvedFim
-from swemine.pipelines.engine.runner import Built, PipelineSpec, combine_summaries
-from swemine.pipelines.engine.stage import FILTERED, Counters, apply_stage, gather, pack, unpack, unpack_group
+from swemine.pipelines.configs import FimJob, ResolvedFim
+from swemine.pipelines.engine.runner import Built, PipelineSpec
+from swemine.pipelines.engine.stage import FILTERED, AnyCopy, Counters, apply_stage, gather, pack, unpack, unpack_group
 from swemine.pipelines.outputs import FIM as OUTPUT
-from swemine.pipelines.steps.dedup_stage import AnyCopy
-from swemine.pipelines.steps.filtering import apply_filters, contamination_summarizer
+from swemine.pipelines.steps.filtering import apply_filters
 
 READ_STAGE = "fim_read"
-DIST_FIELDS = ("loc", "complexity", "inferability", "fim_score", "difficulty")
-
-
-def _parse_factory(max_bytes: int):
-    parser = FileParser(max_bytes=max_bytes)
-
-    def parse(src):
-        out = parser(src)
-        return [out] if isinstance(out, Reject) else [Info(functions=len(out.functions)), out]
-    return parse
 
 
 class _Mix(beam.DoFn):
@@ -92,28 +84,18 @@ def _once_each(files):
     return (split[0], once) | "OnceEach" >> beam.Flatten() | "Unkey" >> beam.Values()
 
 
-def _look_up(src, selections, contexts=None):
-    """A source file with its kept selection (``None``: none) and its context files' text, from the side inputs."""
-    blob = selections.get(file_key(src))
-    sel = None if blob is None else unpack(blob)
-    return src, sel, (context_texts(sel, contexts) if sel and contexts else None)
-
-
 def _emit_factory(fmt: str, family: str, special_tokens: str):
-    def emit(item):
-        src, sel, context = item
-        tally: dict[str, int] = {}
-        if sel is not None:
-            yield from emit_samples(src, sel, fmt, family, context=context, special_tokens=special_tokens, tally=tally)
+    def emit(src, selections, contexts=None):
+        """A source file's samples: its kept selection (if any) and its context files' text, from the side inputs."""
+        blob = selections.get(file_key(src))
+        if blob is None:
+            return
+        sel, tally = unpack(blob), {}
+        context = context_texts(sel, contexts) if contexts else None
+        yield from emit_samples(src, sel, fmt, family, context=context, special_tokens=special_tokens, tally=tally)
         if tally:
             yield Info(tally)
     return emit
-
-
-def _rationale_factory(llm: LLMConfig, critic_model: str):
-    from swemine.miners.fim.rationale import Rationale
-
-    return Rationale(llm.make_client(), critic_model)
 
 
 def _select_factory(cfg: FimConfig):
@@ -132,7 +114,7 @@ def build(p, c: ResolvedFim) -> Built:
                                      lambda: (lambda spec: spec_source_files(spec, max_bytes, READ_STAGE)), fanout=True)
     # secrets are scrubbed once per source file, before mining: every sample is then made of scrubbed text
     files, source_filtered = apply_filters(files, "source_file", c.filters.secrets_only(), label="Sources")
-    structures, parse_rej, _ = apply_stage(files, PARSE_STAGE, lambda: _parse_factory(max_bytes))
+    structures, parse_rej, _ = apply_stage(files, PARSE_STAGE, lambda: parse_fn(max_bytes))
     by_repo = gather(structures, "GroupRepo", key=lambda fs: f"{fs.repo}@{fs.commit}")
     sels, _, sel_filtered = apply_stage(by_repo, SELECT_STAGE, lambda: _select_factory(cfg), fanout=True)
     fractions = (sels | "TargetSizes" >> beam.FlatMap(target_counts) | "CountSizes" >> beam.CombinePerKey(sum)
@@ -148,15 +130,14 @@ def build(p, c: ResolvedFim) -> Built:
         wanted = beam.pvalue.AsDict(mixed.main | "ContextKeys" >> beam.FlatMap(lambda s: [(k, 1) for k in context_keys(s)]))
         side["contexts"] = beam.pvalue.AsDict(files | "ContextFiles" >> beam.FlatMap(
             lambda src, keys: [(k, src["content"])] if (k := file_key(src)) in keys else [], wanted))
-    found = files | "LookUp" >> beam.Map(_look_up, **side)
     special = c.special_tokens
-    rows, emit_rej, emit_filtered = apply_stage(found, EMIT_STAGE, lambda: _emit_factory(fmt, family, special),
-                                                fanout=True)
+    rows, emit_rej, emit_filtered = apply_stage(files, EMIT_STAGE, lambda: _emit_factory(fmt, family, special),
+                                                fanout=True, **side)
     rejects = [read_rej, parse_rej, emit_rej]
     filtered = [source_filtered, sel_filtered, mixed[FILTERED], emit_filtered]
     if c.llm is not None:
-        llm, critic = c.llm.llm, c.llm.critic_model
-        rows, llm_rej, llm_filtered = apply_stage(rows, RATIONALE_STAGE, lambda: _rationale_factory(llm, critic))
+        llm = c.llm
+        rows, llm_rej, llm_filtered = apply_stage(rows, RATIONALE_STAGE, lambda: Rationale(llm.make_client(), llm.critic_model))
         rejects.append(llm_rej)
         filtered.append(llm_filtered)
     rows, sample_filtered = apply_filters(rows, "fim", c.filters.without_secrets(), label="Fim")
@@ -164,45 +145,11 @@ def build(p, c: ResolvedFim) -> Built:
     return Built(outputs={OUTPUT: rows}, rejects=rejects, filtered=filtered)
 
 
-def _percentiles(values: list[float]) -> dict[str, float]:
-    if not values:
-        return {}
-    v = sorted(values)
-
-    def q(p: float) -> float:
-        return round(v[min(len(v) - 1, int(p * (len(v) - 1) + 0.5))], 4)
-    return {"p10": q(0.1), "p50": q(0.5), "p90": q(0.9), "n": len(v)}
-
-
 def summarize(output: str, stages: dict) -> dict:
-    """Counts and the p10/p50/p90 distribution report of the written samples (as the reference's step 3)."""
-    import fsspec
-
-    from swemine.manifests.shards import read_shard
-
-    cols: dict[str, list] = {f: [] for f in (*DIST_FIELDS, "fim_split")}
-    fs, root = fsspec.core.url_to_fs(output)
-    for path in sorted(fs.glob(f"{root}/{OUTPUT}-*-of-*.parquet")):
-        t = read_shard(fs, path, columns=list(cols))
-        for f in cols:
-            cols[f].extend(t.column(f).to_pylist())
-    dist = {"all": {f: _percentiles(cols[f]) for f in DIST_FIELDS}}
-    for split in FIM_SPLITS.values():
-        idx = [i for i, s in enumerate(cols["fim_split"]) if s == split]
-        if idx:
-            dist[split] = {f: _percentiles([cols[f][i] for i in idx]) for f in DIST_FIELDS}
-    info = stages.get(SELECT_STAGE, {}).get("info", {})
-    counts = {"files": stages.get(PARSE_STAGE, {}).get("in", 0),
-              "files_parsed": stages.get(PARSE_STAGE, {}).get("out", 0),
-              "functions": stages.get(PARSE_STAGE, {}).get("info", {}).get("functions", 0),
-              "selected_singles": info.get("selected_single_function", 0),
-              "selected_pairs": info.get("selected_function_pair", 0),
-              "selected_triples": info.get("selected_function_triple", 0),
-              "samples": len(cols["fim_split"]),
-              SPECIAL_IN_CONTENT: sum(stages.get(EMIT_STAGE, {}).get(k, {}).get(SPECIAL_IN_CONTENT, 0)
-                                      for k in ("info", "filtered"))}
-    print("fim: " + ", ".join(f"{k}={v}" for k, v in counts.items()))
-    return {"fim_counts": counts, "fim_distribution": dist}
+    """The written samples' counts (printed too) and distribution report."""
+    summary = fim_summary(read_rows(output, OUTPUT, columns=[*DIST_FIELDS, "fim_split"]), stages)
+    print("fim: " + ", ".join(f"{k}={v}" for k, v in summary["fim_counts"].items()))
+    return summary
 
 
 def build_spec(job: FimJob) -> PipelineSpec:
@@ -213,6 +160,6 @@ def build_spec(job: FimJob) -> PipelineSpec:
         raise ValueError("the rationale stage needs --format chat")
     config = job.resolve()
     return PipelineSpec(name="fim", config=config, outputs={OUTPUT: FIM_SCHEMA},
-                        build=lambda p, ctx: build(p, config), num_buckets=job.shards or 1,
+                        build=lambda p: build(p, config), num_buckets=job.shards or 1,
                         scrub_filtered=False,     # samples come from scrubbed files
-                        summarize=combine_summaries(summarize, contamination_summarizer(config.filters)))
+                        summarize=summarize)

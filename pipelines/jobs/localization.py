@@ -18,14 +18,20 @@ import apache_beam as beam
 
 from swemine.corpora.inputs import expand_inputs
 from swemine.manifests.shards import read_rows
-from swemine.miners.localization.mine import LOCALIZATION_SCHEMA, STAGE, InstanceContext, Localizer
+from swemine.miners.localization.mine import (
+    LOCALIZATION_SCHEMA,
+    STAGE,
+    InstanceContext,
+    Localizer,
+    gold_quality_counts,
+)
 from swemine.miners.localization.summary import summarize
 from swemine.pipelines.configs import LocalizationJob
-from swemine.pipelines.engine.runner import Built, PipelineSpec, combine_summaries
+from swemine.pipelines.engine.runner import Built, PipelineSpec
 from swemine.pipelines.engine.stage import FILTERED, REJECTS, StageDoFn, apply_stage, pack, unpack
 from swemine.pipelines.outputs import LOCALIZATION
-from swemine.pipelines.steps.filtering import apply_filters, contamination_summarizer
-from swemine.pipelines.steps.fronts import group_by_instance, read_tasks, read_trajectory_records, with_task
+from swemine.pipelines.steps.filtering import apply_filters
+from swemine.pipelines.steps.fronts import group_by_instance, read_trajectory_records, with_task
 
 CONTEXTS = "contexts"
 
@@ -43,9 +49,8 @@ def build_spec(job: LocalizationJob) -> PipelineSpec:
         raise ValueError("localization needs --tasks (the gold patches come from the task rows)")
     config = job.resolve()
 
-    def build(p, ctx):
-        tasks, task_rejects = read_tasks(p, job.tasks)
-        trajs, read_rejects, task_side = read_trajectory_records(p, job, tasks, unused_tasks=False)
+    def build(p):
+        trajs, rejects, tasks, task_side = read_trajectory_records(p, job, unused_tasks=False)
         repos_dir, reward, k, with_inputs = config.repos, config.reward, config.negatives, bool(job.inputs)
         # a trajectory without a task is only rejected (its summary: its ids); trajectories wait packed (see pack)
         summed = with_task(trajs, task_side) | "Summarize" >> beam.Map(
@@ -65,26 +70,12 @@ def build_spec(job: LocalizationJob) -> PipelineSpec:
                                                in_weight=lambda _: 0)
         kept, filtered = apply_filters((res.main, records) | "Records" >> beam.Flatten(), "localization",
                                        config.filters, label="Loc")
-        return Built(outputs={LOCALIZATION: kept}, rejects=[task_rejects, *read_rejects, res[REJECTS], traj_rejects],
+        return Built(outputs={LOCALIZATION: kept}, rejects=[*rejects, res[REJECTS], traj_rejects],
                      filtered=[filtered])
 
     input_uris = [u.uri for u in expand_inputs(list(job.inputs) + [t for t in job.tasks if os.path.exists(t)])
                   if u.kind == "file"]
     return PipelineSpec(name="localization", config=config, outputs={LOCALIZATION: LOCALIZATION_SCHEMA}, build=build,
                         input_uris=input_uris, num_buckets=job.shards,
-                        summarize=combine_summaries(contamination_summarizer(config.filters),
-                                                    gold_quality_counts(bool(config.repos))))
-
-
-def gold_quality_counts(with_repos: bool):
-    """Manifest entry: records by gold quality, and (with ``--repos``) the repositories that were not found there,
-    so a quiet fall back to patch-only gold is visible."""
-    def summarize(output: str, stages: dict) -> dict:
-        counts: dict[str, int] = {}
-        missing: set[str] = set()
-        for row in read_rows(output, LOCALIZATION):
-            counts[row["gold_quality"]] = counts.get(row["gold_quality"], 0) + 1
-            if with_repos and row["gold_quality"] == "patch_only":
-                missing.add(row["repo"])
-        return {"gold_quality": {**dict(sorted(counts.items())), "repos_not_found": sorted(missing)}}
-    return summarize
+                        summarize=lambda output, stages: {"gold_quality": gold_quality_counts(
+                            read_rows(output, LOCALIZATION), bool(config.repos))})

@@ -12,9 +12,6 @@ the manifest counts them per stage.
 """
 from __future__ import annotations
 
-import collections
-import json
-
 import apache_beam as beam
 
 from swemine.corpora.inputs import expand_inputs
@@ -28,35 +25,30 @@ from swemine.miners.training.rows import (
     recount_fn,
     render_fn,
     select_fn,
+    sft_summary,
     without_steps,
 )
 from swemine.miners.training.select import SelectConfig
-from swemine.pipelines.configs import ResolvedSft, SftJob
-from swemine.pipelines.engine.runner import Built, PipelineSpec, combine_summaries
+from swemine.pipelines.configs import SftJob
+from swemine.pipelines.engine.runner import Built, PipelineSpec
 from swemine.pipelines.engine.stage import apply_stage
 from swemine.pipelines.outputs import CRITIC, FILTERED, SFT
-from swemine.pipelines.steps.filtering import SelectPerInstance, apply_filters, contamination_summarizer
-from swemine.pipelines.steps.fronts import TASK_CONTEXT, read_optional_tasks, read_trajectory_records, with_gold
-
-
-def select_config(config: ResolvedSft) -> SelectConfig:
-    """The selection settings of a resolved ``sft`` config."""
-    return SelectConfig(only_resolved=config.only_resolved, quality_rules=config.quality_rules,
-                        max_rejected_calls=config.max_rejected_calls, require_patch=config.require_patch,
-                        max_tokens=config.max_tokens, per_instance=config.per_instance)
+from swemine.pipelines.steps.filtering import SelectPerInstance, apply_filters
+from swemine.pipelines.steps.fronts import TASK_CONTEXT, read_trajectory_records, with_gold
 
 
 def build_spec(job: SftJob) -> PipelineSpec:
     """The ``sft`` job (see the module docstring)."""
     config = job.resolve()
-    select = select_config(config)
+    select = SelectConfig(only_resolved=config.only_resolved, quality_rules=config.quality_rules,
+                          max_rejected_calls=config.max_rejected_calls, require_patch=config.require_patch,
+                          max_tokens=config.max_tokens, per_instance=config.per_instance)
     render = RenderConfig(style=config.style, inputs=tuple(config.inputs), tokenizer=config.tokenizer,
                           max_tokens=config.max_tokens)
     critic = CriticConfig(gamma=config.gamma, terminal_reward=config.terminal_reward)
 
-    def build(p, ctx):
-        tasks, rejects = read_optional_tasks(p, job.tasks)
-        joined, read_rejects, task_side = read_trajectory_records(p, job, tasks, task_fields=(*TASK_CONTEXT, "patch"))
+    def build(p):
+        joined, rejects, _, task_side = read_trajectory_records(p, job, task_fields=(*TASK_CONTEXT, "patch"))
         trajs, traj_filtered = apply_filters(joined, "trajectory", config.filters, label="Traj")
         items = with_gold(trajs, task_side)
         critic_rows, critic_rejects, _ = apply_stage(items, "critic", lambda: critic_fn(critic))
@@ -67,47 +59,11 @@ def build_spec(job: SftJob) -> PipelineSpec:
                                                config.filters.secrets_only(), label="Sft")
         rows, recount_rejects, _ = apply_stage(scrubbed, "sft_recount", lambda: recount_fn(render))
         return Built(outputs={SFT: rows, CRITIC: critic_rows},
-                     rejects=read_rejects + rejects + [critic_rejects, select_rejects, render_rejects, recount_rejects],
+                     rejects=rejects + [critic_rejects, select_rejects, render_rejects, recount_rejects],
                      filtered=[traj_filtered, select_filtered, render_filtered, group_filtered, row_filtered])
 
     return PipelineSpec(name="sft", config=config, outputs={SFT: SFT_SCHEMA, CRITIC: CRITIC_SCHEMA}, build=build,
                         input_uris=[u.uri for u in expand_inputs(list(job.inputs)) if u.kind == "file"],
                         num_buckets=job.shards,
-                        summarize=combine_summaries(contamination_summarizer(config.filters), sft_summary))
-
-
-def sft_summary(output: str, stages: dict) -> dict:
-    """Manifest entry ``sft``: rows, resolved share and tokens per row by harness, critic rows by label, and
-    every drop by reason (``filtered/`` rows of the selection stages)."""
-    harness: dict[str, dict] = {}
-    for row in read_rows(output, SFT):
-        h = harness.setdefault(row["harness"] or "", {"rows": 0, "resolved": 0, "tokens": 0, "chars": 0,
-                                                      "counted": 0, "tool_calls": 0, "placeholders": 0})
-        h["rows"] += 1
-        h["resolved"] += row["resolved"] is True
-        h["chars"] += row["n_chars"] or 0
-        h["tool_calls"] += row["n_tool_calls"] or 0
-        h["placeholders"] += row["n_placeholder_results"] or 0
-        if row["n_tokens"] is not None:
-            h["tokens"] += row["n_tokens"]
-            h["counted"] += 1
-    drops: collections.Counter = collections.Counter()
-    drops_by_harness: dict[str, collections.Counter] = {}
-    for row in read_rows(output, FILTERED):
-        drops[row["reason"]] += 1
-        try:
-            name = json.loads(row["record_json"] or "{}").get("harness") or ""
-        except ValueError:
-            name = ""
-        drops_by_harness.setdefault(name, collections.Counter())[row["reason"]] += 1
-    critic = collections.Counter(str(r["resolved"]).lower() for r in read_rows(output, CRITIC))
-    per = {}
-    for name, h in sorted(harness.items()):
-        per[name] = {"rows": h["rows"], "resolved_share": round(h["resolved"] / h["rows"], 4),
-                     "chars_per_row": round(h["chars"] / h["rows"], 1),
-                     "tokens_per_row": round(h["tokens"] / h["counted"], 1) if h["counted"] else None,
-                     "tool_calls": h["tool_calls"], "placeholder_results": h["placeholders"]}
-    return {"sft": {"rows": sum(h["rows"] for h in harness.values()), "by_harness": per,
-                    "drops": dict(sorted(drops.items())),
-                    "drops_by_harness": {k: dict(sorted(v.items())) for k, v in sorted(drops_by_harness.items())},
-                    "critic_rows": dict(sorted(critic.items()))}}
+                        summarize=lambda output, stages: {"sft": sft_summary(
+                            read_rows(output, SFT), read_rows(output, FILTERED), read_rows(output, CRITIC))})

@@ -12,7 +12,7 @@ from __future__ import annotations
 import apache_beam as beam
 
 from swemine.corpora.records import TASK_SCHEMA, make_reject
-from swemine.corpora.repos import GitRepo, RepoError, open_repo
+from swemine.corpora.repos import GitRepo, GitRepos, RepoError
 from swemine.miners.code_structure import StructureParser
 from swemine.miners.localization.mine import LOCALIZATION_SCHEMA, mine_instance
 from swemine.miners.localization.mine import STAGE as STAGE_LOCALIZATION
@@ -23,29 +23,12 @@ from swemine.pipelines.configs import TasksJob
 from swemine.pipelines.engine.runner import Built, PipelineSpec
 from swemine.pipelines.engine.stage import apply_stage
 from swemine.pipelines.outputs import LOCALIZATION, TASKS
-from swemine.pipelines.steps.filtering import apply_filters, contamination_summarizer
-
-
-class _Repos:
-    """Repository specs → open ``GitRepo``s, opened once per worker (remote URLs are cloned into the cache)."""
-
-    def __init__(self, cache_dir: str | None):
-        self.cache_dir = cache_dir
-        self._open: dict[tuple[str, str], GitRepo] = {}
-
-    def get(self, spec: str, name: str) -> GitRepo:
-        key = (spec, name)
-        if key not in self._open:
-            repo = open_repo(spec, self.cache_dir, name=name)
-            if not isinstance(repo, GitRepo):
-                raise RepoError(f"not a git repository: {spec}")
-            self._open[key] = repo
-        return self._open[key]
+from swemine.pipelines.steps.filtering import apply_filters
 
 
 def _list_fn(rev: str, cache_dir: str | None, cfg: MineConfig):
     """Commits of a repository, the fix candidates with their git work done in a few streamed git processes."""
-    repos = _Repos(cache_dir)
+    repos = GitRepos(cache_dir)
 
     def fn(item: dict):
         try:
@@ -60,7 +43,7 @@ def _list_fn(rev: str, cache_dir: str | None, cfg: MineConfig):
 
 
 def _mine_fn(cfg: MineConfig, issue_paths: list[str], cache_dir: str | None):
-    repos = _Repos(cache_dir)
+    repos = GitRepos(cache_dir)
     index = IssueIndex.from_dumps(issue_paths) if issue_paths else None
 
     def fn(commit: dict):
@@ -72,7 +55,7 @@ def _mine_fn(cfg: MineConfig, issue_paths: list[str], cache_dir: str | None):
 def _localize_fn(specs: list[dict], cache_dir: str | None):
     """A task → its gold-only localization record, read from the repository the task was mined from (the one of
     ``specs`` whose portable uri, the task's ``source_uri``, matches)."""
-    repos, sp = _Repos(cache_dir), StructureParser()
+    repos, sp = GitRepos(cache_dir), StructureParser()
     by_uri: dict[str, GitRepo] = {}
 
     def fn(task: dict):
@@ -91,7 +74,7 @@ def build_spec(job: TasksJob) -> PipelineSpec:
     specs = [{"spec": r.spec, "name": r.name} for r in config.repos]
     cfg, issue_paths, cache_dir, rev = config.mine, list(config.issues), job.repo_cache, config.rev
 
-    def build(p, ctx):
+    def build(p):
         commits, list_rejects, _ = apply_stage(p | "RepoSpecs" >> beam.Create(specs), STAGE_LIST,
                                                lambda: _list_fn(rev, cache_dir, cfg), fanout=True)
         mined, mine_rejects, mine_filtered = apply_stage(
@@ -115,5 +98,4 @@ def build_spec(job: TasksJob) -> PipelineSpec:
         return Built(outputs=outputs, rejects=rejects, filtered=[mine_filtered, dup_filtered, task_filtered])
 
     schemas = {TASKS: TASK_SCHEMA, **({LOCALIZATION: LOCALIZATION_SCHEMA} if job.localization else {})}
-    return PipelineSpec(name="tasks", config=config, outputs=schemas, build=build, input_uris=issue_paths,
-                        summarize=contamination_summarizer(config.filters))
+    return PipelineSpec(name="tasks", config=config, outputs=schemas, build=build, input_uris=issue_paths)

@@ -6,8 +6,8 @@ from swemine.corpora.records import TRAJECTORY_SCHEMA
 from swemine.pipelines.configs import TrajectoriesJob
 from swemine.pipelines.engine.runner import Built, PipelineSpec
 from swemine.pipelines.outputs import TRAJECTORIES
-from swemine.pipelines.steps.filtering import apply_filters, contamination_summarizer
-from swemine.pipelines.steps.fronts import read_optional_tasks, read_trajectory_records
+from swemine.pipelines.steps.filtering import apply_filters
+from swemine.pipelines.steps.fronts import read_trajectory_records
 
 
 def build_spec(job: TrajectoriesJob) -> PipelineSpec:
@@ -15,12 +15,11 @@ def build_spec(job: TrajectoriesJob) -> PipelineSpec:
     configured filters."""
     config = job.resolve()
 
-    def build(p, ctx):
-        tasks, rejects = read_optional_tasks(p, job.tasks)
-        trajs, read_rejects, _ = read_trajectory_records(p, job, tasks)
+    def build(p):
+        trajs, rejects, _, _ = read_trajectory_records(p, job)
         kept, filtered = apply_filters(trajs, "trajectory", config.filters)
-        return Built(outputs={TRAJECTORIES: kept}, rejects=read_rejects + rejects, filtered=[filtered])
+        return Built(outputs={TRAJECTORIES: kept}, rejects=rejects, filtered=[filtered])
 
     return PipelineSpec(name="trajectories", config=config, outputs={TRAJECTORIES: TRAJECTORY_SCHEMA}, build=build,
                         input_uris=[u.uri for u in expand_inputs(list(job.inputs)) if u.kind == "file"],
-                        num_buckets=job.shards, summarize=contamination_summarizer(config.filters))
+                        num_buckets=job.shards)

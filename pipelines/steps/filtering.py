@@ -1,40 +1,12 @@
-"""The filter chain of every ``swemine run`` job as one Beam transform, and the contamination report hook.
-
-API (what a job module calls; the flags are :class:`swemine.pipelines.configs.FilterConfig`, resolved into a
-:class:`~swemine.pipelines.configs.FilterSettings`)::
-
-    def build_spec(job):
-        config = job.resolve()                    # config.filters: the job's FilterSettings
-        def build(p, ctx):
-            records = ...                         # a PCollection of records of one type
-            kept, filtered = apply_filters(records, "fim", config.filters, label="Fim")
-            return Built(outputs={FIM: kept}, rejects=[...], filtered=[filtered, ...])
-        return PipelineSpec(..., summarize=contamination_summarizer(config.filters))
-
-``apply_filters(pcoll, record_type, settings, label="")`` runs, in order and each only when configured:
-``decontam`` (the levels against ``--benchmark`` references, with corpus boilerplate n-grams computed in a first
-pass and passed as a side input) → ``secrets`` (scrub or drop) → ``license`` (allow-list) → ``quality`` +
-``quality_group`` (trajectories only: per-record rules, then per-instance duplicate-action / keep-N-shortest) →
-``dedup_exact`` / ``dedup_near``. It returns ``(kept, filtered)``; ``filtered`` (one PCollection of
-``FILTERED_SCHEMA`` rows) goes into ``Built.filtered`` so that every drop lands in ``<output>/filtered/`` with its
-reason and evidence. Call it once per output type, with a distinct ``label`` when a pipeline filters several
-types. Record types: ``trajectory``, ``task``, ``source_file``, ``fim``, ``localization``, ``error_diagnosis``,
-``error_view`` (see :data:`swemine.filters.fields.FIELD_SPECS`); any other type falls back to scanning every
-string field.
-
-``contamination_summarizer(settings)`` is a ``PipelineSpec.summarize`` hook: after the shards are written
-it reads the ``decontam`` drops from ``filtered/`` and writes ``contamination_report.parquet`` and
-``contamination_report.md`` next to the shards; its summary goes into ``manifest.json``.
-"""
+"""The filter chain of every job as one Beam transform: :func:`apply_filters` runs, each only when configured,
+``decontam`` (the corpus's boilerplate n-grams as a side input) → ``secrets`` → ``license`` → ``quality`` and
+``quality_group`` (trajectories only) → ``dedup_exact`` / ``dedup_near``, and returns ``(kept, filtered)``: every
+drop is a ``FILTERED_SCHEMA`` row with its reason and evidence (docs/filters.md)."""
 from __future__ import annotations
-
-import json
-from collections.abc import Mapping
-from typing import Any
 
 import apache_beam as beam
 
-from swemine.corpora.records import FILTERED_SCHEMA
+from swemine.corpora.records import reject_as_filtered
 from swemine.filters import quality
 from swemine.filters.benchmark_sets import load_benchmarks
 from swemine.filters.canon import RepoCanon
@@ -42,13 +14,10 @@ from swemine.filters.decontam import STAGE as DECONTAM_STAGE
 from swemine.filters.decontam import Decontaminator, boilerplate_features, doc_key
 from swemine.filters.fields import spec_for
 from swemine.filters.license import license_stage_fn
-from swemine.filters.report import contamination_rows, write_contamination_report
 from swemine.filters.secrets import SecretsConfig, secrets_stage_fn
-from swemine.manifests.shards import read_rows
 from swemine.pipelines.configs import FilterSettings
-from swemine.pipelines.engine.stage import FILTERED, REJECTS, Counters, StageDoFn, apply_stage, route
-from swemine.pipelines.outputs import FILTERED as FILTERED_PREFIX
-from swemine.pipelines.steps.dedup_stage import COPIES, Dedup
+from swemine.pipelines.engine.stage import Decide, apply_stage
+from swemine.pipelines.steps.dedup_stage import Dedup
 
 
 def build_decontaminator(settings: FilterSettings) -> Decontaminator:
@@ -74,21 +43,16 @@ class _Features(beam.DoFn):
             yield f, key
 
 
-class _DecontamDoFn(StageDoFn):
-    """The ``decontam`` stage: a :class:`StageDoFn` whose function waits for the boilerplate side input."""
+def _decontam_fn(settings: FilterSettings, record_type: str):
+    """The ``decontam`` stage function: it binds the boilerplate side input, which arrives with the first record,
+    once per worker."""
+    decon, bound = build_decontaminator(settings), []
 
-    def __init__(self, settings: FilterSettings, record_type: str):
-        super().__init__(DECONTAM_STAGE, lambda: build_decontaminator(settings))
-        self.record_type, self.spec = record_type, spec_for(record_type)
-
-    def setup(self):
-        super().setup()
-        self._decon, self._fn = self._fn, None
-
-    def process(self, element, boilerplate=()):
-        if self._fn is None:       # the side input arrives with the first element: bind it once, per worker
-            self._fn = self._decon.with_boilerplate(boilerplate).stage_fn(self.record_type, self.spec)
-        yield from super().process(element)
+    def judge(record, boilerplate=()):
+        if not bound:
+            bound.append(decon.with_boilerplate(boilerplate).stage_fn(record_type))
+        return bound[0](record)
+    return judge
 
 
 def _boilerplate(pcoll, settings: FilterSettings, record_type: str):
@@ -104,34 +68,10 @@ def _boilerplate(pcoll, settings: FilterSettings, record_type: str):
         lambda kvs, n: sorted(boilerplate_features(dict(kvs), n, cfg)), n=beam.pvalue.AsSingleton(n_docs)))
 
 
-class _Select(beam.DoFn):
-    """``(candidate, record)`` + the decisions → the record kept or ``Filtered``, counted; copies whose outcomes
-    differ go on ``copies``. ``copies=True``: ``(candidate, its copies)`` → each copy with one outcome."""
-
-    stage = quality.GROUP_STAGE
-
-    def __init__(self, record_type: str, copies: bool = False):
-        self.record_type, self.copies = record_type, copies
-
-    def setup(self):
-        self.counters = Counters(self.stage)
-
-    def process(self, item, decisions):
-        cand, records = item if self.copies else (item[0], [item[1]])
-        outcomes = decisions.get(cand, (None,))
-        if not self.copies:
-            self.counters.inc("in")
-            if len(outcomes) > 1:
-                yield beam.pvalue.TaggedOutput(COPIES, item)
-                return
-        results = [quality.apply_outcome(r, o, self.record_type) for r, o in zip(records, outcomes)]
-        yield from route(self.counters, results)
-
-
 class SelectPerInstance(beam.PTransform):
     """Stage ``quality_group`` → ``(kept, filtered)``: only each record's :class:`~swemine.filters.quality.Candidate`
-    is grouped by instance (:func:`~swemine.filters.quality.instance_decisions`); the decisions come back as a side
-    input and each record is kept or dropped where it is. Copies of one record meet when their outcomes differ."""
+    is grouped by instance (:func:`~swemine.filters.quality.instance_decisions`), and each record is kept or
+    dropped where it is."""
 
     def __init__(self, cfg: quality.QualityConfig, record_type: str):
         super().__init__()
@@ -139,18 +79,13 @@ class SelectPerInstance(beam.PTransform):
 
     def expand(self, pcoll):
         cfg = self.cfg
-        items = pcoll | "Candidates" >> beam.Map(lambda r: (quality.candidate(r, cfg), r))
-        by_instance = items | "ByInstance" >> beam.Map(lambda it: (it[0].instance, it[0]))
-        decisions = beam.pvalue.AsDict(by_instance | "InstanceGroup" >> beam.GroupByKey()
-                                       | "Decide" >> beam.FlatMap(lambda kv: quality.instance_decisions(kv[1], cfg)))
-        res = items | "Select" >> beam.ParDo(_Select(self.record_type), decisions).with_outputs(
-            FILTERED, COPIES, main="main")
-        copies = (res[COPIES]
-                  | "CopiesGroup" >> beam.GroupByKey()
-                  | "SelectCopies" >> beam.ParDo(_Select(self.record_type, copies=True), decisions).with_outputs(
-                      FILTERED, main="main"))
-        return ((res.main, copies.main) | "Kept" >> beam.Flatten(),
-                (res[FILTERED], copies[FILTERED]) | "Dropped" >> beam.Flatten())
+
+        def keyed(record):
+            cand = quality.candidate(record, cfg)
+            return (cand.instance, cand), record
+        return (pcoll | "Candidates" >> beam.Map(keyed)
+                | "Select" >> Decide(quality.GROUP_STAGE, self.record_type,
+                                     lambda _, cands: quality.instance_decisions(cands, cfg)))
 
 
 class ApplyFilters(beam.PTransform):
@@ -168,10 +103,8 @@ class ApplyFilters(beam.PTransform):
             side = {}
             if "content" in settings.decontam.config().levels:
                 side["boilerplate"] = beam.pvalue.AsList(_boilerplate(kept, settings, record_type))
-            res = kept | "Decontam" >> beam.ParDo(_DecontamDoFn(settings, record_type), **side).with_outputs(
-                REJECTS, FILTERED, main="main")
-            kept = res.main
-            filtered += [res[FILTERED], res[REJECTS] | "DecontamErrors" >> beam.Map(reject_as_filtered)]
+            kept, rej, filt = apply_stage(kept, DECONTAM_STAGE, lambda: _decontam_fn(settings, record_type), **side)
+            filtered += [filt, rej | "DecontamErrors" >> beam.Map(reject_as_filtered)]
         if settings.scrubs:
             scfg = SecretsConfig(mode=settings.secrets)
             kept, rej, filt = apply_stage(kept, "secrets", lambda: secrets_stage_fn(record_type, scfg, spec))
@@ -186,7 +119,7 @@ class ApplyFilters(beam.PTransform):
             kept, group_filt = kept | "QualityGroup" >> SelectPerInstance(qcfg, record_type)
             filtered += [filt, rej | "QualityErrors" >> beam.Map(reject_as_filtered), group_filt]
         if settings.dedup:
-            kept, filt = kept | "Dedup" >> Dedup(record_type, settings.dedup.config(), spec)
+            kept, filt = kept | "Dedup" >> Dedup(record_type, settings.dedup.config())
             filtered.append(filt)
         if not filtered:
             return kept, pcoll.pipeline | "NoFiltered" >> beam.Create([])
@@ -197,25 +130,3 @@ def apply_filters(pcoll, record_type: str, settings: FilterSettings, label: str 
     """Run the configured filters over ``pcoll`` (records of ``record_type``); returns ``(kept, filtered)``.
     ``label`` names the composite transform (default: the record type)."""
     return pcoll | f"Filters[{label or record_type}]" >> ApplyFilters(record_type, settings)
-
-
-def reject_as_filtered(rej: Mapping[str, Any]) -> dict:
-    """A filter function that raised on one record: a ``Filtered`` row with reason ``filter_error:<reason>``."""
-    row = {k: rej.get(k) or "" for k in FILTERED_SCHEMA.names}
-    row.update({"record_id": rej.get("subject_id") or rej.get("record_id"), "stage": rej.get("stage", ""),
-                "reason": f"filter_error:{rej.get('reason', '')}", "record_type": "",
-                "evidence_json": json.dumps({"message": rej.get("message", "")}), "record_json": rej.get("excerpt", "")})
-    return row
-
-
-def contamination_summarizer(settings: FilterSettings):
-    """A ``PipelineSpec.summarize`` hook writing the contamination report; ``None`` when no benchmark is given."""
-    if not settings.benchmarks:
-        return None
-
-    def summarize(output: str, stages: dict) -> dict:
-        rows = contamination_rows(read_rows(output, FILTERED_PREFIX))
-        counts = load_benchmarks(list(settings.benchmarks)).counts()
-        return {"contamination": write_contamination_report(output, rows, counts, settings.decontam.config().levels)}
-
-    return summarize

@@ -1,14 +1,7 @@
-"""The shared fronts of the jobs: task files, and trajectory dumps read and joined with run labels and tasks once.
-
-``read_tasks(p, specs)`` → ``(tasks, rejects)``: stage ``tasks`` (one spec → its tasks).
-
-``read_trajectory_records(p, source, tasks, task_fields)`` → ``(records, rejects, task_side)``: stage ``read``
-(unit → trajectories, run labels and rejects), then stage ``join`` (:func:`swemine.corpora.normalize.join_instance`,
-per trajectory) with the labels and the task (:func:`swemine.corpora.tasks.pick_task`) of its instance, looked up
-in side inputs: trajectories are never shuffled (grouping them took a fifth more CPU over 104 MB of runs).
-:func:`with_task` / :func:`with_gold` look a trajectory's task up in ``task_side`` again; :func:`group_by_instance`
-(instance ids only, or a job's own grouping) counts ``join.info.unused_tasks``.
-"""
+"""The shared front of the trajectory jobs: task files (stage ``tasks``) and trajectory dumps (stage ``read``), each
+trajectory joined (stage ``join``, :func:`swemine.corpora.normalize.join_instance`) with the run labels and the
+task (:func:`swemine.corpora.tasks.pick_task`) of its instance, looked up in side inputs: trajectories are never
+shuffled. :func:`group_by_instance` groups instance ids only, to count ``join.info.unused_tasks``."""
 from __future__ import annotations
 
 import apache_beam as beam
@@ -29,14 +22,6 @@ def read_tasks(p: beam.Pipeline, specs: list[str]):
     tasks, rejects, _ = apply_stage(p | "TaskSpecs" >> beam.Create(specs), "tasks",
                                     lambda: (lambda spec: load_tasks([spec])), fanout=True)
     return tasks, rejects
-
-
-def read_optional_tasks(p: beam.Pipeline, specs) -> tuple:
-    """:func:`read_tasks` of ``specs`` as ``(tasks, [rejects])``; ``(None, [])`` when there are none."""
-    if not specs:
-        return None, []
-    tasks, rejects = read_tasks(p, list(specs))
-    return tasks, [rejects]
 
 
 class _SplitKinds(beam.DoFn):
@@ -176,11 +161,12 @@ def group_by_instance(trajs, tasks, with_inputs: bool):
     return grouped
 
 
-def read_trajectory_records(p: beam.Pipeline, source, tasks=None, task_fields: tuple[str, ...] = TASK_CONTEXT,
+def read_trajectory_records(p: beam.Pipeline, source, task_fields: tuple[str, ...] = TASK_CONTEXT,
                             unused_tasks: bool = True):
     """The trajectory records of ``source`` (a job's :class:`~swemine.pipelines.configs.TrajectoryInputs`) joined
-    with run labels and ``tasks`` (or ``None``; their ``task_fields`` only): ``(records, rejects, task_side)``.
-    ``unused_tasks=False``: the job calls :func:`group_by_instance` itself."""
+    with run labels and its tasks (their ``task_fields`` only): ``(records, rejects, tasks, task_side)``, the last
+    two ``None`` without tasks. ``unused_tasks=False``: the job calls :func:`group_by_instance` itself."""
+    tasks, task_rejects = read_tasks(p, list(source.tasks)) if source.tasks else (None, None)
     trajs, labels, read_rejects = _read(p, source)
     side = {"labels": beam.pvalue.AsIter(labels | "PackLabels" >> beam.Map(pack))}
     if tasks is not None:
@@ -189,4 +175,5 @@ def read_trajectory_records(p: beam.Pipeline, source, tasks=None, task_fields: t
         if unused_tasks:
             group_by_instance(trajs | "TrajInstances" >> beam.Map(lambda kv: (kv[0], True)),
                               keyed_tasks | "TaskInstances" >> beam.Map(lambda kv: (kv[0], True)), bool(source.inputs))
-    return trajs | "Join" >> beam.ParDo(_Join(), **side), [read_rejects], side.get("tasks")
+    rejects = [read_rejects] if tasks is None else [task_rejects, read_rejects]
+    return trajs | "Join" >> beam.ParDo(_Join(), **side), rejects, tasks, side.get("tasks")

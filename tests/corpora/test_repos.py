@@ -31,6 +31,15 @@ def test_git_repo_reads_blobs_at_commits(repo):
     assert src.license() == "MIT"
 
 
+def test_git_repos_open_each_repository_once(repo, tmp_path):
+    opened = repos.GitRepos(None)
+    first = opened.get(repo[0], "acme/widgets")
+    assert opened.get(repo[0], "acme/widgets") is first and first.head() == repo[2]
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(repos.RepoError, match="not a git repository"):
+        opened.get(str(tmp_path / "plain"), "")
+
+
 def test_iter_source_files_rejects_with_reasons(repo):
     path, c1, c2 = repo
     out = list(repos.open_repo(path).iter_source_files(c2))

@@ -93,7 +93,7 @@ def _beam_run(tmp_path, label, beam_args):
 
     files, names = corpus()
 
-    def build(p, ctx):
+    def build(p):
         kept, filtered = p | "Create" >> beam.Create(files, reshuffle=True) | Dedup("source_file")
         return Built(outputs={"data/train": kept}, filtered=[filtered])
 
@@ -208,7 +208,7 @@ def test_beam_dedup_counts_empty_keys(tmp_path):
     words = _doc(7)
     files = [_file("a", words), _file("b", words), _file("e1", []), _file("e2", []), _file("t", ["pass"])]
 
-    def build(p, ctx):
+    def build(p):
         kept, filtered = p | beam.Create(files) | Dedup("source_file")
         return Built(outputs={"data/train": kept}, filtered=[filtered])
 
@@ -221,17 +221,17 @@ def test_beam_dedup_counts_empty_keys(tmp_path):
     assert (st["dedup_near"]["in"], st["dedup_near"]["out"], st["dedup_near"]["filtered"]) == (4, 4, {})
 
 
-def test_resolve_near_keeps_the_component_id_only():
-    from swemine.filters.dedup import resolve_near
+def test_near_decisions_keep_the_component_id_only():
+    from swemine.filters.dedup import near_decisions
 
-    cfg = DedupConfig()
-    a, b = {"record_id": "a", "x": 1}, {"record_id": "b", "x": 2}
-    assert resolve_near("a", [a], ("a", 2), cfg, "t") == [a]          # "a" is its component's (smallest) id
-    (dropped,) = resolve_near("b", [b], ("a", 2), cfg, "t")
-    ev = json.loads(dropped["evidence_json"])
-    assert (dropped["reason"], ev["kept_record_id"], ev["group_size"], ev["rule"]) == ("near_duplicate", "a", 2,
-                                                                                       "minhash_lsh")
-    assert resolve_near("c", [{"record_id": "c"}], None, cfg, "t") == [{"record_id": "c"}]   # a singleton stays
+    cfg, comps = DedupConfig(), {"a": ("a", 2), "b": ("a", 2)}
+    assert near_decisions("a", [("a", "", "")], comps, cfg) == []        # "a" is its component's (smallest) id
+    [(copy, ((reason, ev),))] = near_decisions("b", [("b", "", "")], comps, cfg)
+    assert (copy, reason, ev["kept_record_id"], ev["group_size"], ev["rule"]) == (
+        ("b", "", ""), "near_duplicate", "a", 2, "minhash_lsh")
+    assert near_decisions("c", [("c", "", "")], comps, cfg) == []        # a singleton stays
+    [(_, (kept, (_, ev)))] = near_decisions("a", [("a", "h", "x")] * 2, comps, cfg)   # two copies of the kept id
+    assert kept is None and (ev["kept_record_id"], ev["group_size"]) == ("a", 2)
 
 
 def test_the_keep_rule_hashes_record_content_only_for_copies_that_share_an_id(monkeypatch):
@@ -267,7 +267,7 @@ def test_beam_dedup_makes_each_records_dedup_text_once(tmp_path, monkeypatch):
     monkeypatch.setattr(dedup, "dedup_text", counting)
     files, _ = corpus()
 
-    def build(p, ctx):
+    def build(p):
         kept, filtered = p | beam.Create(files) | dedup_stage.Dedup("source_file")
         return Built(outputs={"data/train": kept}, filtered=[filtered])
 
@@ -289,7 +289,7 @@ def test_beam_dedup_of_copies_that_share_an_id_matches_the_plain_twin(tmp_path):
     files, _ = corpus()
     files = files + [dict(f) for f in files] + [dict(files[7], content="\n".join(_doc(50)))]
 
-    def build(p, ctx):
+    def build(p):
         kept, filtered = p | beam.Create(files, reshuffle=True) | Dedup("source_file")
         return Built(outputs={"data/train": kept}, filtered=[filtered])
 

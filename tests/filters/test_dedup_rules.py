@@ -7,6 +7,7 @@ from swemine.filters.dedup import (
     EMPTY_KEY,
     DedupConfig,
     bucket_edges,
+    component_sizes,
     connected_components,
     copy_decisions,
     copy_of,
@@ -14,9 +15,9 @@ from swemine.filters.dedup import (
     dedup_text,
     exact_group_key,
     keep_one,
+    near_decisions,
     near_evidence,
     record_bands,
-    resolve_near,
     shingles,
 )
 from swemine.filters.fields import FieldSpec, spec_for
@@ -81,6 +82,8 @@ def test_components_take_the_smallest_member_whatever_the_edge_order():
     # d-c, c-b joined later to a through b: every node ends under "a"
     comp = connected_components([("d", "c"), ("z", "y"), ("c", "b"), ("b", "a")])
     assert comp == {"a": "a", "b": "a", "c": "a", "d": "a", "y": "y", "z": "y"}
+    assert component_sizes([("d", "c"), ("z", "y"), ("c", "b"), ("b", "a")]) == [
+        ("a", ("a", 4)), ("b", ("a", 4)), ("c", ("a", 4)), ("d", ("a", 4)), ("y", ("y", 2)), ("z", ("y", 2))]
 
 
 def test_keep_one_keeps_the_smallest_id_and_names_it():
@@ -115,21 +118,22 @@ def test_near_only_and_no_pass():
     assert [k["record_id"] for k in kept] == ["a", "b"] and dropped == []
 
 
-def test_resolve_near_compares_ids_by_value():
+def test_near_decisions_compare_ids_by_value():
     # a component id read back from another worker is an equal string, not the same object
     rid = "rec-" + str(7)
     cid = "".join(["rec-", "7"])
     assert rid == cid and rid is not cid
-    rec = {"record_id": rid}
-    assert resolve_near(rid, [rec], (cid, 2), DedupConfig(), "t") == [rec]
+    assert near_decisions(rid, [(rid, "", "")], {rid: (cid, 2)}, DedupConfig()) == []       # kept: no decision
 
 
 def test_copy_decisions_keep_one_copy_of_the_smallest_tuple():
     copies = [("b", "h1", "x"), ("a", "h2", "y"), ("a", "h2", "y"), ("a", "h1", "z")]
-    assert copy_decisions(copies) == [(("a", "h1", "z"), (True, 0, "a", 4)), (("a", "h2", "y"), (False, 2, "a", 4)),
-                                      (("b", "h1", "x"), (False, 1, "a", 4))]
-    assert copy_decisions([("a", "h", "x"), ("a", "h", "x")]) == [(("a", "h", "x"), (True, 1, "a", 2))]
-    assert copy_decisions([("a", "h", "x")]) == []
+    drop = ("r", {"rule": "x", "kept_record_id": "a", "group_size": 4})
+    assert copy_decisions(copies, "r", {"rule": "x"}) == [(("a", "h1", "z"), (None,)), (("a", "h2", "y"), (drop, drop)),
+                                                          (("b", "h1", "x"), (drop,))]
+    two = ("r", {"kept_record_id": "a", "group_size": 2})
+    assert copy_decisions([("a", "h", "x"), ("a", "h", "x")], "r", {}) == [(("a", "h", "x"), (None, two))]
+    assert copy_decisions([("a", "h", "x")], "r", {}) == []
 
 
 def test_copy_of_tells_identical_copies_from_records_that_share_an_id():

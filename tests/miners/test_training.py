@@ -216,3 +216,18 @@ def test_xml_reads_what_swe_agent_showed_at_its_last_step(classic, corpora_dir):
     assert len(conversation(doc, shown_last=True)) == 3
     doc["trajectory"][-1]["messages"] = history[:7]                          # before SWE-agent 1.1
     assert len(conversation(doc, shown_last=True)) == 6 and len(conversation(doc)) == len(history)
+
+
+def test_sft_summary_by_harness_drops_and_critic_labels():
+    rows = [{"harness": "swe-agent", "resolved": True, "n_chars": 100, "n_tool_calls": 2, "n_placeholder_results": 0,
+             "n_tokens": 30},
+            {"harness": "swe-agent", "resolved": False, "n_chars": 50, "n_tool_calls": 1, "n_placeholder_results": 1,
+             "n_tokens": None}]
+    filtered = [{"reason": "too_long", "record_json": json.dumps({"harness": "swe-agent"})},
+                {"reason": "not_resolved", "record_json": "{"}]
+    assert R.sft_summary(rows, filtered, [{"resolved": True}, {"resolved": None}]) == {
+        "rows": 2, "by_harness": {"swe-agent": {"rows": 2, "resolved_share": 0.5, "chars_per_row": 75.0,
+                                                "tokens_per_row": 30.0, "tool_calls": 3, "placeholder_results": 1}},
+        "drops": {"not_resolved": 1, "too_long": 1},
+        "drops_by_harness": {"": {"not_resolved": 1}, "swe-agent": {"too_long": 1}},
+        "critic_rows": {"none": 1, "true": 1}}

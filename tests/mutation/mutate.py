@@ -57,7 +57,7 @@ TARGETS: dict[str, list[str]] = {
     "filters/dedup.py": ["tests/filters/test_dedup_rules.py"] + [
         f"tests/filters/test_dedup.py::{t}" for t in (             # the fast ones: no Beam run, no corpora x3
             "test_building_blocks", "test_plain_dedup_pins_clusters", "test_every_reader_fills_the_trajectory_key",
-            "test_empty_or_trivial_keys_are_never_duplicates", "test_resolve_near_keeps_the_component_id_only")],
+            "test_empty_or_trivial_keys_are_never_duplicates", "test_near_decisions_keep_the_component_id_only")],
     "filters/quality.py": ["tests/filters/test_quality.py", "tests/filters/test_quality_rules.py"],
     "filters/minhash.py": ["tests/filters/test_dedup.py", "tests/filters/test_minhash_rules.py"],
     "filters/secrets.py": _SECRETS_TESTS,

@@ -135,7 +135,7 @@ def test_apply_filters_boilerplate_side_input(corpora_dir, tmp_path):
                                              "content": "'''" + FLASK_STATEMENT + "'''\n"}))
     settings = FilterSettings(benchmarks=(f"lite={corpora_dir / LITE}",), decontam=DecontamSettings(levels=("content",)))
 
-    def build(p, ctx):
+    def build(p):
         kept, filtered = apply_filters(p | beam.Create(rows), "source_file", settings)
         return Built(outputs={"code/train": kept}, filtered=[filtered])
 

@@ -11,7 +11,7 @@ from swemine.corpora.samples import sample_root
 from swemine.corpora.tasks import load_tasks, pick_task
 from swemine.pipelines.configs import TrajectoriesJob
 from swemine.pipelines.engine.runner import beam_options
-from swemine.pipelines.steps.fronts import TASK_CONTEXT, read_tasks, read_trajectory_records, with_gold
+from swemine.pipelines.steps.fronts import TASK_CONTEXT, read_trajectory_records, with_gold
 
 ROOT = sample_root()
 TASKS = f"{ROOT}/tasks/sample_tasks.jsonl"
@@ -49,9 +49,8 @@ def test_records_carry_the_picked_task_and_its_patch_is_their_gold(tmp_path):
     both = [t for t in load_tasks([TASKS, other]) if t["instance_id"] == "samples__calc-1"]
     chosen = min(both, key=lambda t: t["record_id"])["patch"]
     with beam.Pipeline(options=beam_options([])) as p:
-        tasks, _ = read_tasks(p, [TASKS, other])
-        job = TrajectoriesJob(inputs=(f"{ROOT}/trajectories",))
-        records, _, task_side = read_trajectory_records(p, job, tasks, task_fields=(*TASK_CONTEXT, "patch"))
+        job = TrajectoriesJob(inputs=(f"{ROOT}/trajectories",), tasks=(TASKS, other))
+        records, _, _, task_side = read_trajectory_records(p, job, task_fields=(*TASK_CONTEXT, "patch"))
         items = with_gold(records, task_side)
         calc1 = items | beam.Filter(lambda it: it["trajectory"]["instance_id"] == "samples__calc-1")
         got = calc1 | beam.Map(lambda it: (it["gold_patch"] == chosen, it["trajectory"]["repo"])) | beam.Distinct()
@@ -62,11 +61,10 @@ def test_without_inputs_the_join_runs_over_no_trajectory(tmp_path):
     """Gold-only localization reads no trajectories: no record, no reject, and ``join`` counts 0 in and out."""
     other, _ = _variant(tmp_path)
     with beam.Pipeline(runner="FnApiRunner") as p:
-        tasks, _ = read_tasks(p, [TASKS, other])
-        records, rejects, task_side = read_trajectory_records(p, TrajectoriesJob(), tasks)
-        assert task_side is not None
+        records, rejects, _, task_side = read_trajectory_records(p, TrajectoriesJob(tasks=(TASKS, other)))
+        assert task_side is not None and len(rejects) == 2
         assert_that(records, equal_to([]), label="NoRecords")
-        assert_that(rejects[0], equal_to([]), label="NoRejects")
+        assert_that(rejects[1], equal_to([]), label="NoRejects")
     join = {c.key.metric.name: c.committed for c in p.result.metrics().query(
         MetricsFilter().with_namespace("swemine"))["counters"] if c.key.metric.name.startswith("join.")}
     assert join == {"join.in": 0, "join.out": 0, "join.info.labelled": 0}
@@ -83,7 +81,7 @@ def test_labels_held_back_in_small_batches_join_as_without_beam(monkeypatch):
     fields = ("record_id", "resolved", "resolved_source", "final_patch", "final_patch_source", "model_name")
     assert sum(t["resolved_source"].startswith(("report.json", "sb-cli-report")) for t in want) >= 2
     with beam.Pipeline(options=beam_options([])) as p:
-        records, _, _ = read_trajectory_records(p, TrajectoriesJob(inputs=(f"{ROOT}/trajectories",)))
+        records, _, _, _ = read_trajectory_records(p, TrajectoriesJob(inputs=(f"{ROOT}/trajectories",)))
         got = records | beam.Map(lambda t: tuple(t[f] for f in fields))
         assert_that(got, equal_to([tuple(t[f] for f in fields) for t in want]))
 

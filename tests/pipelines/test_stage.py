@@ -1,9 +1,18 @@
 """The stage adapter: routing, counters, exceptions as rejects, weighted and fan-out stages, the balance check."""
 from __future__ import annotations
 
+import json
+
 import apache_beam as beam
 
-from swemine.corpora.records import FILTERED_SCHEMA, REJECT_SCHEMA, make_filtered, make_reject
+from swemine.corpora.records import (
+    FILTERED_SCHEMA,
+    REJECT_SCHEMA,
+    exception_reject,
+    make_filtered,
+    make_reject,
+    reject_as_filtered,
+)
 from swemine.manifests.manifest import balance_problems
 from swemine.manifests.shards import read_rows
 from swemine.pipelines.engine.runner import Built, PipelineSpec, execute
@@ -36,7 +45,7 @@ def _many(group: list[int]):
 
 
 def test_stage_routes_counts_and_balances(tmp_path):
-    def build(p, ctx):
+    def build(p):
         main, rej, filt = apply_stage(p | "Ints" >> beam.Create([0, 1, 2, 3, 4]), "one", lambda: _one)
         groups = p | "Groups" >> beam.Create([[1, 2, 3], [], [4]])
         fan, _, _ = apply_stage(groups, "many", lambda: _many, fanout=True)
@@ -75,3 +84,12 @@ def test_balance_problems():
     assert balance_problems({"a": ok, "b": fan_ok, "c": fan_empty}) == []
     assert balance_problems({"s": short, "f": fan_lost}) == ["s: in=3 != out+rejected+filtered=1",
                                                              "f: in=3 > out+rejected+filtered+empty=1"]
+
+
+def test_a_filter_that_raised_is_a_filtered_row_of_the_record():
+    rec = {"record_id": "r1", "source_uri": "a/b.json", "source_locator": "3", "source_sha256": "s"}
+    row = reject_as_filtered(exception_reject("license", ValueError("no such license"), rec))
+    assert list(row) == FILTERED_SCHEMA.names and (row["record_id"], row["stage"], row["reason"]) == (
+        "r1", "license", "filter_error:exception:ValueError")
+    assert (row["source_uri"], row["source_locator"], row["source_sha256"], row["record_type"]) == ("a/b.json", "3", "s", "")
+    assert json.loads(row["evidence_json"]) == {"message": "no such license\nValueError: no such license\n"}

@@ -100,8 +100,7 @@ def test_records_joined_with_side_inputs_equal_the_plain_join(corpora_dir, tmp_p
     job = TrajectoriesJob(inputs=(str(corpora_dir / "mini-swe-agent"), str(corpora_dir / "moatless")), tasks=(str(lite),))
     out = str(tmp_path / "records")
     with beam.Pipeline(runner="FnApiRunner") as p:
-        tasks, _ = fronts.read_tasks(p, job.tasks)
-        records, _, _ = fronts.read_trajectory_records(p, job, tasks)
+        records, _, _, _ = fronts.read_trajectory_records(p, job)
         records | beam.Map(json.dumps, sort_keys=True) | beam.io.WriteToText(out)
     join = {c.key.metric.name: c.committed for c in
             p.result.metrics().query(MetricsFilter().with_namespace("swemine"))["counters"]

@@ -12,7 +12,7 @@ from swemine.corpora.normalize import normalize_paths
 from swemine.corpora.records import Filtered, to_table
 from swemine.miners.errors import diagnosis as dg
 from swemine.miners.errors.llm_diagnoser import LLMDiagnoser, diagnosis_messages
-from swemine.miners.errors.mine import detect_fn, mine
+from swemine.miners.errors.mine import correction_counts, detect_fn, mine
 from swemine.miners.errors.views import VIEW_SCHEMA
 from tests.clients.fake_openai import FakeOpenAI
 
@@ -299,3 +299,12 @@ def test_preference_prefers_the_correction_over_the_error(swe_trajs):
         taken = by_traj[rec["trajectory_id"]]["steps"][rec["error_step"]]["action_text"]
         assert v["rejected"] == taken != v["chosen"]
         assert v["chosen"] == rec["proposed_correction"]["action_text"]
+
+
+def test_correction_counts_split_grounded_corrections_and_missed_diagnoses():
+    records = [{"correction_source": "gold_patch"}, {"correction_source": ""}, {"correction_source": "gold_patch"}]
+    missed = [{"extra_json": json.dumps({"not_diagnosed": "endpoint_unreachable"})}, {"extra_json": ""}]
+    assert correction_counts(records, missed) == {
+        "corrections": {"grounded": 2, "no_grounded_correction": 1,
+                        "by_source": {"gold_patch": 2, "no_grounded_correction": 1}},
+        "diagnoses": {"verified": 3, "not_diagnosed": {"endpoint_unreachable": 1, "unknown": 1}}}

