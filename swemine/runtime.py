@@ -89,14 +89,16 @@ def release_freed_memory() -> None:
 
 
 def stop_child_processes(timeout_s: float = 5.0) -> None:
-    """Terminate this process's descendants (Beam's ``--workers`` processes of an interrupted run: the run's
-    threads wait on them until they end) and wait up to ``timeout_s`` for them."""
+    """End this process's descendants (Beam's ``--workers`` processes of an interrupted run: the run's threads wait
+    on them until they end) and wait up to ``timeout_s`` for them. All are paused before any is killed, so none
+    reacts to another's end (a worker whose logging channel closes prints a line of its own)."""
     import psutil
 
     children = psutil.Process().children(recursive=True)
-    for child in children:
-        with suppress(psutil.Error):
-            child.terminate()
+    for ending in (psutil.Process.suspend, psutil.Process.kill):
+        for child in children:
+            with suppress(psutil.Error):
+                ending(child)
     psutil.wait_procs(children, timeout=timeout_s)
 
 
