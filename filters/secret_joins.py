@@ -1,9 +1,10 @@
 """Secrets split across lines: where a text continues one value on its next line, the lines joined for the scanner.
 
 Three ways a value goes on over a line break: Python's implicit concatenation of string literals (``("hf_ab"\\n
-"cd")``), a backslash before the line break (``"Authorization: Bearer ab\\\\\\ncd"``), and a hard wrap (a line of 60 or
-more characters ending in a token's characters, not base64 alone unless a wrap came before, the next line holding
-only the token's rest, mixing character classes).
+"cd")``), a backslash before the line break and an unindented line (``"Authorization: Bearer ab\\\\\\ncd"``),
+and a hard wrap (a line of 60 or more characters ending in a token's characters, not base64 alone unless a wrap
+came before, the next line opening with the token's rest, mixing character classes, alone or before a ``;`` /
+``&``).
 :func:`join_regions`
 finds the places, each with the lines around it; :func:`joined` gives a region's text without its breaks and maps
 the joined text's offsets back, so :mod:`swemine.filters.secrets` scans the joined region and keeps what crosses a
@@ -17,10 +18,12 @@ from collections.abc import Iterator
 from swemine.filters.secret_values import class_shifts
 
 #: a break inside one value, found from its newline (the regex engine looks for that one character): a string
-#: literal closed and reopened, a backslash-newline, or a hard wrap after 16+ token characters (the line's length is
-#: checked by :func:`join_regions`)
-BREAK = re.compile(r"\n(?:(?P<py>(?<=[\"']\n)[ \t]*[\"'])|(?P<bs>(?<=\\\n)[ \t]*)|"
-                   r"(?P<wrap>(?<=[A-Za-z0-9+/=_.~-]{16}\n)(?=(?P<rest>[A-Za-z0-9+/=_.~-]{6,})[ \t]*(?:\n|$))))")
+#: literal closed and reopened, a backslash-newline before an unindented line (inside a string; an indented one goes
+#: on with a command's or a call's next word), or a hard wrap after 16+ token characters before a line holding
+#: only the value's rest, or its rest and the next ``;`` / ``&`` field of a connection string or URL query (the
+#: line's length is checked by :func:`join_regions`)
+BREAK = re.compile(r"\n(?:(?P<py>(?<=[\"']\n)[ \t]*[\"'])|(?P<bs>(?<=\\\n)(?![ \t]))|"
+                   r"(?P<wrap>(?<=[A-Za-z0-9+/=_.~-]{16}\n)(?=(?P<rest>[A-Za-z0-9+/=_.~-]{6,})(?:[ \t]*(?:\n|$)|[;&]))))")
 WRAP_LINE = 60          # a hard-wrapped line is at least this long
 #: ... and holds more than base64 (a name and its ``=``, a space): a PEM block's or an encoded file's lines are not
 #: one value

@@ -87,7 +87,7 @@ PROVIDERS: tuple[tuple[str, tuple[str, ...], str], ...] = (
     ("SendGrid Key", ("SG.",), r"SG\.[A-Za-z0-9_-]{22}\.(?P<r38>[A-Za-z0-9_-]{43})" + _E_DASH),
     ("Mailgun Key", ("key-",), r"key-(?P<r39>[0-9a-f]{32})" + _E),
     ("Sentry Token", ("sntry",),
-     r"(?:sntrys_(?P<r40>[A-Za-z0-9+/=_]{50,})|sntryu_(?P<r41>[0-9a-f]{64}))" + _E),
+     r"(?:sntrys_(?P<r40>[A-Za-z0-9+/=_-]{50,})|sntryu_(?P<r41>[0-9a-f]{64}))" + _E_DASH),
     ("Sentry DSN", ("@",), r"https?://(?P<r42>[0-9a-f]{32})(?::[0-9a-f]{32})?@"),
     ("JSON Web Token", ("eyJ",),
      r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.(?P<r43>[A-Za-z0-9_-]{16,})" + _E_DASH),
@@ -211,6 +211,7 @@ def _joined_words(value: str) -> bool:
 
 
 _FILE_PATH = re.compile(r"/[^/]+/[^/]*\.[a-z][a-z0-9]{0,4}$")   # folders, then a file name with its extension
+_FILE_END = re.compile(r"\.[a-z][a-z0-9]{0,4}$")                # a file name's extension
 _DIGIT = re.compile(r"[0-9]")                                   # token characters are ASCII
 
 
@@ -240,7 +241,8 @@ def truncated_token(text: str) -> tuple[str, int, int] | None:
     if "=" in value.rstrip("="):                              # ``NAME=value``: the value alone
         start += value.rstrip("=").rindex("=") + 1
         value = text[start:]
-    path = value[:1] in "/~." and "/" in value[:2]           # a path (a session's working folder), not a token
+    # a path (a session's working folder), or a file's name after a folder's separator (``\\_logs\\x-debug-0.log``)
+    path = value[:1] in "/~." and "/" in value[:2] or text[start - 1:start] in ("\\", "/") and _FILE_END.search(value)
     if len(value) >= 24 and value != value.upper() and value != value.lower() and _DIGIT.search(value) \
             and not (tail and tail.start() <= start) and not path and not _joined_words(value):
         # the run mixing cases and digits, unless a prefix leads, it is a path or words joined by separators

@@ -385,7 +385,7 @@ class SecretScanner:
         out = [self._findings(text, next(windows)) if len(text) >= MIN_TEXT else [] for text in texts]
         split: dict[int, list[Finding]] = {}
         for i, view, pieces in views:                 # the findings crossing a break, mapped back to the lines
-            for f in self._findings(view, next(windows)):
+            for f in self._findings(view, next(windows), cut_off=False):
                 spans = list(spans_back(pieces, len(view), f.start, f.end))
                 if f.kind == "secret" and len(spans) > 1:
                     split.setdefault(i, []).extend(Finding("secret", f.label, s, e) for s, e in spans)
@@ -393,12 +393,15 @@ class SecretScanner:
             out[i] = merged([*out[i], *found])
         return out
 
-    def _findings(self, text: str, windows: dict[str, list[tuple[int, int, int]]]) -> list[Finding]:
+    def _findings(self, text: str, windows: dict[str, list[tuple[int, int, int]]],
+                  cut_off: bool = True) -> list[Finding]:
+        """Every detector's findings in ``text`` inside its group's ``windows``, and a token the text's end cuts off
+        when ``cut_off`` (not for lines joined over their breaks: their end is not a field's)."""
         found: list[Finding] = []
         for group, spans in windows.items():
             for line_start, ws, we in spans:
                 found.extend(self._window_findings(group, text, line_start, ws, we))
-        if self.cfg.secrets and (cut := truncated_token(text)):
+        if self.cfg.secrets and cut_off and (cut := truncated_token(text)):
             found.append(Finding("secret", *cut))
         if self.line_plugins:
             found.extend(self._plugin_lines(text))

@@ -51,6 +51,9 @@ FORMATS = [
     ("ntn_48102935571" + R32 + "aB3", "Notion Token"),
     ("AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHCE", "age Secret Key"),
     ("hBM2Q~sdp1x-bu.cHQr9Zk2Lp.qWe8Rt5Yu1Io_p", "Azure Client Secret"),
+    # an org token's secret in base64url (its payload base64 of JSON)
+    ("sntrys_" + base64.b64encode(b'{"iat": 1700000000.5, "url": "https://sentry.io", "org": "acme"}').decode()
+     .rstrip("=") + "_q7ZkP2mX9v-Lw4RtB8nYc_3HsJ6dFg1Ua5q7ZkP2mX9v", "Sentry Token"),
 ]
 
 QUOTED = [
@@ -200,6 +203,7 @@ def test_names_and_values_that_only_look_secret(scanner, text):
     "origin\tgit@github.com:acme/widgets.git (fetch)", "x\nnpm_package_version=1.0.0", "x\nnpm_config_cache=/root/.npm",
     "x\nSSH_AUTH_SOCK=/tmp/ssh-XkQ9fL2mZp/agent.1234", "x\nINVOCATION_ID=" + HEX,
     "cwd /home/dev/Documents/Projects/Mindflow_App/TASK-128/repo",
+    "log: C:\\Users\\dev\\AppData\\Local\\npm-cache\\_logs\\2026-04-28T03_16_31_482Z-debug-0.log",
     "assert b64encode(b'The quick brown fox') == b'VGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw=='",
 ])
 def test_look_alikes_are_kept(scanner, text):
@@ -231,6 +235,10 @@ def test_the_prefilter_marks_every_new_rule():
      ["ghp_jkASHHgdJU5OOqnvU", "GuGEnP6yn9OrXfV5LwB"]),
     ("x\nGH_PAT=github_pat_GYV37RffjPvBGGR1j7p15J_9I84Bmrr5A42YfcuVAHmCGCxRGK1iPockNN29g9\natCKA2olbnXmtIjRstWJ\n",
      ["github_pat_GYV37RffjPvBGGR1j7p15J_9I84Bmrr5A42YfcuVAHmCGCxRGK1iPockNN29g9", "atCKA2olbnXmtIjRstWJ"]),
+    # a terminal's wrap at 80 columns inside a connection string: the key's rest opens the next line before its ";"
+    ("AzureWebJobsStorage=DefaultEndpointsProtocol=https;AccountName=zq3k7mwp2x;Acco\nuntKey=Vb2kQ9mX7wLp4Rt"
+     "B8nYc3HsJ6dFg1Ua5q7ZkP2mX9vLw4RtB8nYc3HsJ6dFg1Ua5\nq7ZkP2mX9vLwQ==;EndpointSuffix=core.windows.net",
+     ["Vb2kQ9mX7wLp4RtB8nYc3HsJ6dFg1Ua5q7ZkP2mX9vLw4RtB8nYc3HsJ6dFg1Ua5", "q7ZkP2mX9vLwQ=="]),
 ])
 def test_a_secret_split_over_lines_is_found_in_each_part(scanner, text, parts):
     assert _secrets(scanner, text) == parts
@@ -241,7 +249,10 @@ def test_wrapped_base64_and_ordinary_line_breaks_are_not_joined(scanner):
     cert = "-----BEGIN CERTIFICATE-----\n" + "\n".join(der[i:i + 64] for i in range(0, len(der), 64)) + \
            "\n-----END CERTIFICATE-----\n"
     names = 'labels = (\n    "first_name"\n    "last_name"\n)\n'
-    for text in (cert, names, "echo one \\\n  two\n"):
+    # a test runner's long line before a number (not a cut token), code continued with backslashes
+    log = "[INFO] Running com.alibaba.fastjson2.benchmark.fastcode.DecimalUtilsTest\n1E+100\n2.0.52\n"
+    code = "h = salted_hmac(\\\n    key_salt,\\\n    secret=secret,\\\n    algorithm='sha256',\\\n)\n"
+    for text in (cert, names, "echo one \\\n  two\n", log, code):
         assert _secrets(scanner, text) == [], text
 
 
