@@ -480,6 +480,11 @@ def _scrub_value(value: Any, path: str, scanner: SecretScanner, evidence: list[d
 
 #: a secret this long found anywhere in a record is replaced wherever else in the record it occurs
 MIN_COPY = 6
+#: the labels of values found by what surrounds them (a name, a command, a sentence, an account's SID) or by their
+#: line (the entropy detector's guards): a copy elsewhere may stand without it; a provider format's token, a private
+#: key's block is found by its own shape wherever it is
+COPIED_LABELS = frozenset({"Secret Assignment", "Command-line Secret", "HTTP Auth Header", "URL Password",
+                           "Secret in Prose", "High Entropy String", "Truncated Token", "Twilio Auth Token"})
 #: ... also cut off by a text's end or start, when this much of it is left
 MIN_CUT = 12
 
@@ -506,7 +511,7 @@ def copied_secrets(seen: Mapping[str, list[Finding]]) -> Mapping[str, list[Findi
     values: dict[str, str] = {}
     for text, findings in seen.items():
         for f in findings:
-            if f.kind == "secret" and f.end - f.start >= MIN_COPY:
+            if f.kind == "secret" and f.label in COPIED_LABELS and f.end - f.start >= MIN_COPY:
                 for form in _escape_forms(text[f.start:f.end]):
                     values.setdefault(form, f.label)
     texts = list(seen)
