@@ -18,11 +18,11 @@ from collections.abc import Iterator
 from swemine.filters.secret_values import class_shifts
 
 #: a break inside one value, found from its newline (the regex engine looks for that one character): a string
-#: literal closed and reopened, a backslash-newline before an unindented line (inside a string; an indented one goes
-#: on with a command's or a call's next word), or a hard wrap after 16+ token characters before a line holding
-#: only the value's rest, or its rest and the next ``;`` / ``&`` field of a connection string or URL query (the
-#: line's length is checked by :func:`join_regions`)
-BREAK = re.compile(r"\n(?:(?P<py>(?<=[\"']\n)[ \t]*[\"'])|(?P<bs>(?<=\\\n)(?![ \t]))|"
+#: literal closed and reopened between token characters (not prose's ``"… "`` / ``"…"``), a backslash-newline
+#: before an unindented line (inside a string; an indented one goes on with a command's or a call's next word), or
+#: a hard wrap after 16+ token characters before a line holding only the value's rest, or its rest and the next
+#: ``;`` / ``&`` field of a connection string or URL query (the line's length is checked by :func:`join_regions`)
+BREAK = re.compile(r"\n(?:(?P<py>(?<=[A-Za-z0-9+/=_.~-][\"']\n)[ \t]*[\"'](?=[A-Za-z0-9+/=_.~-]))|(?P<bs>(?<=\\\n)(?![ \t]))|"
                    r"(?P<wrap>(?<=[A-Za-z0-9+/=_.~-]{16}\n)(?=(?P<rest>[A-Za-z0-9+/=_.~-]{6,})(?:[ \t]*(?:\n|$)|[;&]))))")
 WRAP_LINE = 60          # a hard-wrapped line is at least this long
 #: ... and holds more than base64 (a name and its ``=``, a space): a PEM block's or an encoded file's lines are not
