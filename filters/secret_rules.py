@@ -479,7 +479,7 @@ def _bare_name(name: str) -> str:
 @functools.lru_cache(maxsize=4096)
 def name_policy(name: str) -> str | None:
     """What a value assigned to ``name`` must look like to be a secret: ``"any"`` plausible value (``GH_TOKEN``,
-    ``dbPassword``, ``X-API-Key``, ``SA_KEY_B64``), a ``"random"``-looking one (``GH_PAT``, ``SESSION_ID``), a
+    ``dbPassword``, ``X-API-Key``, ``SA_KEY_B64``), a ``"random"``-looking one (``GH_PAT``, ``SESSION_COOKIE``), a
     ``"strong"`` one (``key``, ``auth``, ``CUSTOM_KEY``), or None: not a secret's name, also when a part of it
     names something else (``password_sha256``, ``token_file``, ``next_token``, ``max_tokens``, ``cache_key``)."""
     name = _bare_name(name)

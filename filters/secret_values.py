@@ -6,7 +6,7 @@ with other digits or a symbol, ``Admin546?``, ``Test2291@``, is a real password)
 ``get_token()``, ``Optional[str]``, a bare identifier unless it looks random or is a word with a number such as
 ``Monkey2024``), words, numbers, versions, UUIDs, paths, prose and type expressions between quotes (``"str | None"``).
 :func:`strong` and :func:`random_looking` are what a value needs beside a name too generic to say secret (``key``,
-``X_PAT``, ``SESSION_ID``).
+``X_PAT``, ``SESSION_COOKIE``).
 """
 from __future__ import annotations
 
