@@ -360,8 +360,10 @@ _ENV_OBJECT = re.compile(r"(?i)^(?:process\.env|import\.meta\.env|os\.environ|en
 
 _Q = r"(?:(?P<esc>\\+)?(?P<q>[\"'`]))"
 _QV = r"(?P<qv>[^\"'`\s\\]*)"                # a quoted value's start: :func:`_quoted_end` finds its closing quote
-#: an unquoted value: ``;`` and ``&`` end it before a next ``key=``, ``</`` at an XML element's closing tag
-_UV = r"(?P<uv>(?:[^\s\"'`;&<\\]|<(?!/)|[;&](?![\w .-]{1,40}=))+)"
+#: an unquoted value: ``;`` and ``&`` end it before a next ``key=``, ``</`` at an XML element's closing tag; a
+#: quote inside it between token characters is the value's (``env`` prints ``DB_PASSWORD=ab"cd`` as it was set)
+_UV_CHAR = r"(?:[^\s\"'`;&<\\]|<(?!/)|[;&](?![\w .-]{1,40}=))"
+_UV = rf"(?P<uv>{_UV_CHAR}(?:{_UV_CHAR}|(?<![(\[{{,=:])[\"'`](?=[A-Za-z0-9!#$%*+/=?@^_~-]))*)"
 _VALUE = rf"(?:{_Q}{_QV}|{_UV})"
 _W = r"(?:(?<=\\[ntr])|\b)"                       # a word start, also right after a JSON escape (\n)
 _FLAG = r"(?:(?<=\\[ntr])|(?<![\w-]))"            # a flag start, also right after a JSON escape

@@ -64,6 +64,8 @@ QUOTED = [
     ('{\\"command\\": \\"SMTP_PASSWORD=\\\\\\"eokf\\\\\\\\$dzH5Ps7D\\\\\\" pytest\\"}',
      'eokf\\\\\\\\$dzH5Ps7D'),                                                        # escaped twice (JSON in JSON)
     ("password = EVt$a>UL.(pS2~3ZAy#/x\n", "EVt$a>UL.(pS2~3ZAy#/x"),                  # unquoted, with < > ( .
+    ('POSTGRES_PASSWORD=ez"0hRBy2cn"bYwB\nTERM=xterm', 'ez"0hRBy2cn"bYwB'),           # `env` prints quotes inside
+    ("set DB_PASSWORD=r7gSAH'JHP=T#wj$7\n", "r7gSAH'JHP=T#wj$7"),                     # ... and cmd's `set` too
 ]
 
 TOOLS = [
@@ -205,6 +207,7 @@ def test_names_and_values_that_only_look_secret(scanner, text):
     "cwd /home/dev/Documents/Projects/Mindflow_App/TASK-128/repo",
     "log: C:\\Users\\dev\\AppData\\Local\\npm-cache\\_logs\\2026-04-28T03_16_31_482Z-debug-0.log",
     "assert b64encode(b'The quick brown fox') == b'VGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw=='",
+    'token=os.environ.get("GH_TOKEN")', "token=os.environ['GH_TOKEN']", 'password=getpass("Password: ")',
 ])
 def test_look_alikes_are_kept(scanner, text):
     assert [f for f in scanner.find(text) if f.kind == "secret" or f.label == "email"] == [], text
