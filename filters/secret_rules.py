@@ -361,9 +361,10 @@ _ENV_OBJECT = re.compile(r"(?i)^(?:process\.env|import\.meta\.env|os\.environ|en
 _Q = r"(?:(?P<esc>\\+)?(?P<q>[\"'`]))"
 _QV = r"(?P<qv>[^\"'`\s\\]*)"                # a quoted value's start: :func:`_quoted_end` finds its closing quote
 #: an unquoted value: ``;`` and ``&`` end it before a next ``key=``, ``</`` at an XML element's closing tag; a
-#: quote inside it between token characters is the value's (``env`` prints ``DB_PASSWORD=ab"cd`` as it was set)
+#: quote inside it between token characters is the value's (``env`` prints ``DB_PASSWORD=ab"cd`` as it was set; not a
+#: call's or a literal's opening quote, ``b'…'`` included)
 _UV_CHAR = r"(?:[^\s\"'`;&<\\]|<(?!/)|[;&](?![\w .-]{1,40}=))"
-_UV = rf"(?P<uv>{_UV_CHAR}(?:{_UV_CHAR}|(?<![(\[{{,=:])[\"'`](?=[A-Za-z0-9!#$%*+/=?@^_~-]))*)"
+_UV = rf"(?P<uv>{_UV_CHAR}(?:{_UV_CHAR}|(?<![(\[{{,=:])(?<![\s(\[{{,=:][rbfuRBFU])[\"'`](?=[A-Za-z0-9!#$%*+/=?@^_~-]))*)"
 _VALUE = rf"(?:{_Q}{_QV}|{_UV})"
 _W = r"(?:(?<=\\[ntr])|\b)"                       # a word start, also right after a JSON escape (\n)
 _FLAG = r"(?:(?<=\\[ntr])|(?<![\w-]))"            # a flag start, also right after a JSON escape
@@ -626,7 +627,7 @@ def _literal_value(text: str, m: re.Match, name: str | None) -> bool:
 def _wrong_separator(text: str, m: re.Match, name: str) -> bool:
     """An assignment whose separator does not fit its name: ``>`` not closing an XML element's opening tag
     (``<password>``), ``|`` after a name that is not a table's cell, ``", `` after a name that is not a call's first
-    argument (``"…", token, "…"``, ``["pass", "…"]``)."""
+    argument (``"…", token, "…"``, ``["pass", "…"]``) or before a value that is not a string."""
     sep = m.group("sep")
     start = m.end("kw") - len(name)
     if sep.endswith(">"):                             # ``<password>…</password>``
@@ -635,6 +636,8 @@ def _wrong_separator(text: str, m: re.Match, name: str) -> bool:
     if sep.endswith("|"):                             # a table's cell: ``| `PASSWORD` | `…` |``
         return not re.search(r"\|\s[ `*]*$", text[max(0, start - 8):start])
     if sep.endswith(","):                             # a call's first argument: ``setdefault("X_TOKEN", "…")``
+        if m.group("q") is None:                      # ... and a quoted second (``scrypt("password", salt=b)``)
+            return True
         quote = start - 1
         while quote > 0 and text[quote - 1] == "\\":
             quote -= 1

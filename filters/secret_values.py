@@ -51,6 +51,11 @@ _PLACEHOLDER_WHOLE = re.compile(
     r"(?:my|the|some|example|sample|dummy|fake|test|mock|placeholder|changeme)(?:[_:.-][\w.:-]*)?|.*[_-]?here)")
 #: a template's ``${…}`` / ``{{…}}``, ``***``, ``...``, a counting run
 _PLACEHOLDER_INSIDE = re.compile(r"(?i)\$\{[^}]*\}|\{\{.*?\}\}|\*\*\*|\.\.\.|0123456|1234567|abcdefg")
+#: capitalized words run together or joined by ``-``, as headers, classes and labels are named (``Authorization``,
+#: ``Proxy-Authorization``, ``OtherInfo``): a name, not a password in mixed case
+_CAPITALIZED = re.compile(r"(?:[A-Z][a-z]{2,})+(?:-(?:[A-Z][a-z]{2,})+|-[a-z]{3,})*")
+#: a printf or ``str.format`` field (``%s``, ``%(user)s``, ``{}``, ``{0}``): the value is filled in elsewhere
+_FORMAT_FIELD = re.compile(r"%(?:\(\w+\))?[-#0 +]*\d*(?:\.\d+)?[sdrifx](?![A-Za-z0-9])|\{\w*\}")
 #: a date format's directives (``%Y-%m-%d %H:%M``): a value that is little else is a format, not a password
 _DATE_DIRECTIVE = re.compile(r"%[A-Za-z]")
 
@@ -234,10 +239,14 @@ def plausible_value(value: str, loose: bool = False, literal: bool = False) -> b
     """Whether ``value`` could be a real secret: not a placeholder, fixture, code (unless ``loose``), word, number,
     version, UUID, path or prose (the rules run on text where a secret-named key sits right before it). A
     ``literal`` (a quoted string, an XML element's text, a shell or ``.env`` line's value) is code only when it is a
-    balanced call or a dotted name of plain words, and a name only in one case (``"EAxOy(YXpGuP"``,
-    ``"Tiger3883.ah"``, ``"PirBAENVSictwKIM"`` are passwords; ``"access_token"``, ``settings.SECRET_KEY`` are not)."""
+    balanced call or a dotted name of plain words (also after an opening bracket: ``(self.password.encode(``), and a
+    name only in one case (``"EAxOy(YXpGuP"``, ``"Tiger3883.ah"``, ``"PirBAENVSictwKIM"`` are passwords;
+    ``"access_token"``, ``settings.SECRET_KEY``, ``"Proxy-Authorization"`` are not). A format's fields
+    (``"Basic %s"``) are not its text."""
     if "\\u" in value:                                # ``s\\u00e9same``: checked as written (``sésame``)
         value = _UNICODE_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), value)
+    if not loose:                                     # ``"Basic %s" % auth``: the format's text is what is written
+        value = _FORMAT_FIELD.sub("", value)
     alnum = sum(c.isalnum() for c in value)
     if (len(value) < 6 or len(set(value)) < (4 if loose else 5) or alnum < 3 or alnum < len(value) * MIN_ALNUM
             or fixture(value)):
@@ -252,8 +261,10 @@ def plausible_value(value: str, loose: bool = False, literal: bool = False) -> b
         return False
     if loose:
         return True
+    if _CAPITALIZED.fullmatch(value):
+        return False
     segments = [seg for seg in _SEGMENTS.split(value) if seg]
-    if (_CALL.match(value) and _CODE_CHARS.fullmatch(value) and not any(map(_random_word, segments))
+    if (_CALL.match(value.lstrip("([")) and _CODE_CHARS.fullmatch(value) and not any(map(_random_word, segments))
             and not (literal and (not _balanced(value) or not all(map(_name_segment, segments))))):
         return False
     return not (_IDENT.match(value) and not (_random_word(value) or _WORD_NUMBER.match(value) or random_looking(value)

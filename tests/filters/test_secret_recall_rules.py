@@ -208,6 +208,10 @@ def test_names_and_values_that_only_look_secret(scanner, text):
     "log: C:\\Users\\dev\\AppData\\Local\\npm-cache\\_logs\\2026-04-28T03_16_31_482Z-debug-0.log",
     "assert b64encode(b'The quick brown fox') == b'VGhlIHF1aWNrIGJyb3duIGZveCBqdW1wcyBvdmVyIHRoZSBsYXp5IGRvZw=='",
     'token=os.environ.get("GH_TOKEN")', "token=os.environ['GH_TOKEN']", 'password=getpass("Password: ")',
+    # code in the standard library: a bracketed call, a header's name, a format, a call's second argument
+    "        pwd = (self.password.encode('utf-8') if isinstance(self.password, str)",
+    "auth_header = 'Proxy-Authorization'", 'headers["Authorization"] = "Basic %s" % auth',
+    "hashlib.scrypt('password', salt=b'salt', n=2, r=8, p=1)",
 ])
 def test_look_alikes_are_kept(scanner, text):
     assert [f for f in scanner.find(text) if f.kind == "secret" or f.label == "email"] == [], text
