@@ -16,7 +16,7 @@ import functools
 import re
 from bisect import bisect_right
 
-from swemine.filters.secret_rules import CONTEXT_ANCHORS
+from swemine.filters.secret_rules import CONTEXT_ANCHOR_ENDS, CONTEXT_ANCHORS, CONTEXT_LEADS, PREFIXED_RUN
 
 Windows = dict[str, list[tuple[int, int, int]]]
 
@@ -30,11 +30,13 @@ _ALNUM = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 _RUNS = ((_table(_ALNUM + b"+/="), b"a" * 20), (_table(_ALNUM + b"_-"), b"a" * 24))
 _CLASSES = bytes.maketrans(_ALNUM, b"A" * 26 + b"a" * 26 + b"0" * 10)
 MIN_SHIFTS = 4          # a run is token-like when its characters change class (lower/upper/digit) this often
-#: literal anchors of the groups whose matches can be short (Slack, e-mail and basic auth), and of AWS key ids (one
-#: case, few digits) and Artifactory keys in one regex opening with their literal ``A`` (the regex engine scans for
-#: a regex's literal first byte; an alternation of all the anchors is tried at every position, several times slower);
-#: ``AP`` only before a hex digit, as its pattern needs
-_ANCHORS = ((b"@", "at"), (b"xox", "slack"), (b"hooks.slack", "slack"))
+#: literal anchors of the groups whose matches can be short (Slack, e-mail and basic auth), of the provider formats
+#: whose punctuation breaks their token runs (``django-insecure-`` keys; Azure client secrets' ``Q~`` is found from
+#: its rare ``~``, a memchr), and of AWS
+#: key ids (one case, few digits) and Artifactory keys in one regex opening with their literal ``A`` (the regex
+#: engine scans for a regex's literal first byte; an alternation of all the anchors is tried at every position,
+#: several times slower); ``AP`` only before a hex digit, as its pattern needs
+_ANCHORS = ((b"@", "at"), (b"xox", "slack"), (b"hooks.slack", "slack"), (b"jango-insecure-", "token"))
 _A_ANCHOR_RE = re.compile(rb"A(?:KIA|SIA|BIA|CCA|3T|KC|P[0-9A-F])")
 _GATES = {"ip4": re.compile(rb"\.\d{1,3}\.\d{1,3}\.\d"),
           "ip6": re.compile(rb":[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:")}
@@ -56,54 +58,63 @@ def token_like(run: bytes) -> bool:
             + flat.count(b"0A")) >= MIN_SHIFTS
 
 
-#: letters the context keywords are grouped by (the first of these a keyword holds, else its first letter): rare in
-#: text, each shared by several keywords (``k``: token, key, cookie, docker, ngrok)
-_PIVOTS = b"kgcpmh"
+#: letters the context keywords are grouped by (a keyword's first letter if one of these, else the first of these
+#: it holds, else its first letter): rare in text, rarest first (in agent logs), each shared by several keywords
+#: (``k``: token, key, docker, ngrok); a keyword opening with its letter needs no look behind it at every one
+_PIVOTS = b"kghmpc"
 
 
-def _by_pivot(keywords: tuple[bytes, ...]) -> tuple[tuple[re.Pattern, int, tuple[bytes, ...]], ...]:
-    """Per pivot letter, ``(regex, letter, keywords)``: the regex matches the letter where one of its keywords holds
-    it (looking behind it, then matching the rest), so one pass finds them all (the regex engine scans for its
-    literal first byte; one pass a keyword, or one alternation of them all, is slower). The rest is only looked at
-    ahead when it holds the letter again (a match would step over that letter)."""
+def _by_pivot(keywords: tuple[bytes, ...]) -> tuple[tuple[re.Pattern, int, dict[bytes, tuple[bytes, ...]]], ...]:
+    """Per pivot letter, ``(regex, letter, keywords by the text a match of theirs spans)``: the regex matches the
+    letter where one of its keywords holds it (matching the rest, then looking behind at the whole keyword and
+    ahead at what may follow it, :data:`CONTEXT_ANCHOR_ENDS`), so one pass finds them all (the regex engine scans
+    for its literal first byte; one pass a keyword, or one alternation of them all, is slower; a look behind before
+    the rest would be tried at every letter). The rest is only looked at ahead when it holds the letter again (a
+    match would step over that letter)."""
     groups: dict[int, list[bytes]] = {}
     for kw in keywords:
-        groups.setdefault(next((c for c in _PIVOTS if c in kw), kw[0]), []).append(kw)
+        groups.setdefault(kw[0] if kw[0] in _PIVOTS else next((c for c in _PIVOTS if c in kw), kw[0]), []).append(kw)
     out = []
     for pivot, kws in groups.items():
-        alts = []
+        alts, spans = [], {}
         for kw in kws:
             i = kw.index(pivot)
-            rest = re.escape(kw[i + 1:])
-            alts.append((b"(?<=" + re.escape(kw[:i + 1]) + b")" if i else b"")
-                        + (b"(?=" + rest + b")" if pivot in kw[i + 1:] else rest))
-        out.append((re.compile(re.escape(bytes([pivot])) + b"(?:" + b"|".join(alts) + b")"), pivot, tuple(kws)))
+            rest, again = kw[i + 1:], pivot in kw[i + 1:]
+            ahead = CONTEXT_ANCHOR_ENDS.get(kw)
+            whole = re.escape(rest) + (b"(?<=" + re.escape(kw) + b")" if i else b"")
+            alts.append(b"(?=" + whole + (ahead or b"") + b")" if again else
+                        whole + (b"(?=" + ahead + b")" if ahead else b""))
+            spans.setdefault(bytes([pivot]) + (b"" if again else rest), []).append(kw)
+        regex = re.compile(re.escape(bytes([pivot])) + b"(?:" + b"|".join(alts) + b")")
+        out.append((regex, pivot, {span: tuple(kws) for span, kws in spans.items()}))
     return tuple(out)
 
 
 _CTX_PIVOTS = _by_pivot(CONTEXT_ANCHORS)
-#: what must follow a context keyword for a rule to start there: a command keyword, or a secret word (the whole of
-#: an assignment's key word) before its ``=`` / ``:``, or before a space or ``=`` (a flag's value, a .netrc line)
-_CTX_LEAD = re.compile(rb"(?:cookie|sig=|mysql|mariadb|curl|wget|docker|login|ngrok)|"
-                       rb"(?:pass(?:word|wd|phrase)?s?|pwd|secret|token|cred(?:entials?)?|key|auth(?:orization)?)"
-                       rb"(?:\\?[\"'`]?\]?\s{0,4}(?::|=(?!=))|(?P<sp>[ \t=]))")
 #: a flag's name ending where the keyword starts (``--api-key``)
 _FLAG_NAME = re.compile(rb"-[a-z0-9_-]*$")
+#: a Windows ``setx`` before the name the keyword ends (``setx /m OPENAI_KEY value``)
+_SETX = re.compile(rb"\bsetx\s+(?:/m\s+)?[\w.-]*$")
 
 
 def _context_here(low: bytes, start: int, end: int, lo: int = 0, hi: int | None = None) -> bool:
-    """Whether a context keyword at ``low[start:end]`` can lead a context rule's match: a command keyword, a
-    secret word right before ``=`` / ``:`` (through a closing quote or bracket), or before a space as a flag's name
-    (a ``-`` before it) or at a line's start (a ``.netrc`` line). ``low[lo:hi]`` is the keyword's own text."""
-    m = _CTX_LEAD.match(low, start, len(low) if hi is None else hi)
+    """Whether a context keyword at ``low[start:end]`` can lead a context rule's match (:data:`CONTEXT_LEADS`): a
+    command keyword, a tool's name before a space, a secret word right before ``=`` / ``:`` (through a closing
+    quote or bracket), or before a space as a flag's name (a ``-`` before it), at a line's start (a ``.netrc``
+    line) or after ``setx``. ``low[lo:hi]`` is the keyword's own text."""
+    lead = CONTEXT_LEADS[low[start:end]]
+    if lead is None:
+        return True
+    m = lead.match(low, start, len(low) if hi is None else hi)
     if m is None:
         return False
-    if m.group("sp") is None:
+    if m.lastgroup != "sp":
         return True
-    if low[m.end() - 1:m.end() + 1] == b"==" and start > lo and low[start - 1] in b";?&":
-        return True                                   # ``;Password==x;``: a connection string's value opening with =
+    if low[m.end() - 1:m.end() + 1] == b"==" and start > lo and low[start - 1] in b";?&=":
+        return True                                   # ``;Password==x;``, ``--from-literal=password==x``: opens with =
     return (_FLAG_NAME.search(low, max(lo, start - 62), start) is not None or start - lo < 8
-            or low.find(b"\n", max(lo, start - 8), start) >= 0)
+            or low.find(b"\n", max(lo, start - 8), start) >= 0
+            or _SETX.search(low, max(lo, start - 90), start) is not None)
 
 
 @functools.cache
@@ -138,12 +149,17 @@ def _marks(data: bytes, starts: list[int]) -> list[tuple[str, int, int]]:
                 add(("token", pos, end))
                 if table is _RUNS[0][0] and end - pos >= ENTROPY_RUN:
                     add(("entropy", pos, end))
+            elif PREFIXED_RUN.match(data, pos):       # a provider's prefix before a random part that rarely shifts
+                add(("token", pos, end))
             pos = flat.find(run, end)
     for group, gate in _GATES.items():
         for m in gate.finditer(data):
             add((group, m.start(), m.end()))
     for anchor, group in _ANCHORS:
         out.extend((group, pos, pos + len(anchor)) for pos in _occurrences(data, anchor))
+    for pos in _occurrences(data, b"~"):
+        if pos and data[pos - 1] == 81:               # Q~
+            add(("token", pos - 1, pos + 1))
     n = len(starts)
     for group, literals in WHOLE_TEXT.items():
         for literal in literals:
@@ -156,9 +172,9 @@ def _marks(data: bytes, starts: list[int]) -> list[tuple[str, int, int]]:
         add(("artifactory" if m.group() == b"AKC" or m.group()[1] == 80 else "token", m.start(), m.end()))  # AKC, AP?
     low = data.lower()
     hits: list[tuple[int, int]] = []
-    for regex, pivot, keywords in _CTX_PIVOTS:
+    for regex, pivot, by_span in _CTX_PIVOTS:
         for m in regex.finditer(low):
-            for kw in keywords:
+            for kw in by_span[m.group()]:             # the keywords whose alternative spans what it matched
                 start = m.start() - kw.index(pivot)
                 if start >= 0 and low.startswith(kw, start):
                     hits.append((start, start + len(kw)))

@@ -24,10 +24,12 @@ offset, never the value; nothing here logs a value.
 """
 from __future__ import annotations
 
+import base64
 import ipaddress
 import json
 import math
 import re
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -36,14 +38,17 @@ from typing import Any
 from swemine.filters.fields import FieldSpec
 from swemine.filters.home_paths import PLACEHOLDER as HOME_PLACEHOLDER
 from swemine.filters.home_paths import home_user_spans
+from swemine.filters.secret_joins import join_regions, joined, spans_back
 from swemine.filters.secret_prefilter import ENTROPY_RUN, all_windows, candidate_windows_many, token_like
 from swemine.filters.secret_rules import (
+    DIGEST_LABEL,
     context_secrets,
     provider_tokens,
     truncated_token,
     url_password,
     url_passwords,
 )
+from swemine.filters.secret_values import has_filler, wordy
 from swemine.filters.verdict import Verdict, filter_stage
 
 STAGE = "secrets"
@@ -57,7 +62,8 @@ ID_FIELDS = frozenset({"record_id", "trajectory_id", "subject_id", "source_sha25
                        "base_commit", "commit", "environment_setup_commit", "merged_commit"})
 #: a match may start right after a JSON escape (``\\n``) but not inside a longer word, path or escape
 _START = r"(?:(?<=\\[ntr])|(?<![\w.+\\-]))"
-EMAIL = re.compile(_START + r"[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,24}(?![\w-])")
+#: an address not followed by ``:path`` (``git@github.com:org/repo.git`` is an scp-like remote, not a mailbox)
+EMAIL = re.compile(_START + r"[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9-]{1,63}\.)+[A-Za-z]{2,24}(?![\w-]|:[\w~/.-])")
 #: what every e-mail holds: a local part's character, ``@``, a domain label and its dot (opening with the ``@`` the
 #: regex engine scans for; the e-mail regex itself tries every position of a window: ``@property`` decorators)
 EMAIL_SHAPE = re.compile(r"@(?<=[A-Za-z0-9._%+-]@)[A-Za-z0-9-]+\.")
@@ -77,11 +83,11 @@ MIN_TEXT = 6
 PEM_LINE_SPAN = 4096   # a token followed by "-----END " this close is a line of a PEM block (certificates are public)
 ENTROPY_BITS = 4.5
 #: a shorter token needs less: its entropy can reach only log2(length) bits, and 32 random characters average ~4.6
-ENTROPY_SLACK = 0.8
+ENTROPY_SLACK = 0.9
 #: base58 (no 0 O I l + /): crypto-currency addresses and IPFS hashes, public by design
 _BASE58 = frozenset("123456789ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz")
 #: published tokens that prove a site's ownership or a file's content, not access
-ENTROPY_NOT = re.compile(r"(?i)(?:(?:verif[\w-]*|integrity|checksum|digest|sha\d*|hash)\W{0,12}|"
+ENTROPY_NOT = re.compile(rf"(?i)(?:{DIGEST_LABEL}|"
                          r"\$2[abxy]?\$\d\d\$|pbkdf2_\w+\$\d+\$\w*\$|\$argon2\w*\$\S*\$)$")    # + password hashes
 #: every PEM private-key header (``ENCRYPTED``, ``PGP ... BLOCK``), beside detect-secrets' list
 PEM_HEADER = re.compile(r"BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?")
@@ -119,6 +125,7 @@ class Finding:
     label: str         # detector type, "email", "ip_address"
     start: int
     end: int
+    copy: bool = False  # a copy of a secret found elsewhere in the record (:func:`copied_secrets`)
 
     @property
     def placeholder(self) -> str:
@@ -193,16 +200,30 @@ def _crypto_address(core: str) -> bool:
 
 
 def _high_entropy(token: str) -> bool:
+    """Mixed cases and digits changing often, entropy high enough, and not a name: a crypto address, words written
+    together (``shouldMapSomeBToSomeAWithoutField1``, a URL-encoded phrase ``27s+Victorian+Establishment``)."""
     core = token.rstrip("=")
     return (any(c.isdigit() for c in core) and any(c.isupper() for c in core) and any(c.islower() for c in core)
             and not _crypto_address(core) and token_like(core.encode())
-            and shannon_bits(core) >= min(ENTROPY_BITS, math.log2(len(core)) - ENTROPY_SLACK))
+            and shannon_bits(core) >= min(ENTROPY_BITS, math.log2(len(core)) - ENTROPY_SLACK)
+            and not wordy(core))
 
 
 def _secret_token(text: str, line_start: int, start: int, end: int) -> bool:
-    """An entropy-detector token that is not a line of a PEM block nor a published verification / content hash."""
+    """An entropy-detector token that is not a line of a PEM block, a published verification / content hash nor
+    encoded prose."""
     return (_high_entropy(text[start:end]) and text.find("-----END ", end, end + PEM_LINE_SPAN) < 0
-            and not ENTROPY_NOT.search(text, max(line_start, start - 40), start))
+            and not ENTROPY_NOT.search(text, max(line_start, start - 40), start) and not _encoded_prose(text[start:end]))
+
+
+def _encoded_prose(token: str) -> bool:
+    """Base64 of printable text with spaces (``VGhlIHF1aWNr…``: "The quick…", a JSON document): a fixture's encoded
+    sentence, not a key (random bytes never decode to it; ``user:password`` has no space)."""
+    try:
+        decoded = base64.b64decode(token + "=" * (-len(token) % 4), validate=True).decode("ascii")
+    except ValueError:
+        return False
+    return " " in decoded and decoded.isprintable()
 
 
 #: literals (lower case) one of which a detect-secrets pattern's match must hold: its keyword-led patterns (IBM,
@@ -236,6 +257,19 @@ def plugin_gate(pattern: re.Pattern) -> tuple[tuple[str, ...], re.Pattern | None
     if pattern.pattern.startswith(_KEYWORD_LED):
         return ("key", "pw", "pass", "token", "secret"), shape
     return next((gate for part, gate in _PLUGIN_GATES if part in pattern.pattern), ()), shape
+
+
+def merged(found: list[Finding]) -> list[Finding]:
+    """``found`` sorted and without overlaps: the earliest (then longest, then not a copy) finding wins, overlapping
+    secrets join."""
+    found.sort(key=lambda f: (f.start, -(f.end - f.start), f.copy, f.label))
+    out: list[Finding] = []
+    for f in found:
+        if not out or f.start >= out[-1].end:
+            out.append(f)
+        elif f.end > out[-1].end and f.kind == out[-1].kind == "secret":    # overlapping secrets: their union
+            out[-1] = Finding("secret", out[-1].label, out[-1].start, f.end, out[-1].copy)
+    return out
 
 
 class SecretScanner:
@@ -293,7 +327,8 @@ class SecretScanner:
                     continue
                 for label, pat in patterns:
                     for m in pat.finditer(text, ws, we):
-                        if m.end() > m.start() and (label != "Basic Auth Credentials" or url_password(m.group(1))):
+                        if m.end() > m.start() and not has_filler(m.group()) and (
+                                label != "Basic Auth Credentials" or url_password(m.group(1))):
                             yield Finding("secret", label, *m.span())
             if group == "token":
                 yield from (Finding("secret", *f) for f in provider_tokens(text, ws, we))
@@ -336,35 +371,41 @@ class SecretScanner:
             offset += len(line)
 
     def find(self, text: str) -> list[Finding]:
-        """Non-overlapping findings in ``text``, earliest first (longer span wins on overlap)."""
+        """Non-overlapping findings in ``text``, earliest first (longer span wins on overlap); a secret split over
+        lines (:mod:`swemine.filters.secret_joins`) is found in each of its parts."""
         return self.find_many([text])[0]
 
     def find_many(self, texts: list[str]) -> list[list[Finding]]:
-        """:meth:`find` of each of ``texts``, the prefilter's passes made once over all of them (texts shorter than
-        ``MIN_TEXT`` are not scanned)."""
+        """:meth:`find` of each of ``texts``, the prefilter's passes made once over all of them and the joined
+        regions of their lines (texts shorter than ``MIN_TEXT`` are not scanned)."""
         scanned = [text for text in texts if len(text) >= MIN_TEXT]
-        windows = iter(self.windows(scanned) if scanned else ())
-        return [self._findings(text, next(windows)) if len(text) >= MIN_TEXT else [] for text in texts]
+        views = [(i, *joined(text, *region)) for i, text in enumerate(texts)
+                 if self.cfg.secrets and "\n" in text and len(text) >= MIN_TEXT for region in join_regions(text)]
+        windows = iter(self.windows([*scanned, *(view for _, view, _ in views)]) if scanned else ())
+        out = [self._findings(text, next(windows)) if len(text) >= MIN_TEXT else [] for text in texts]
+        split: dict[int, list[Finding]] = {}
+        for i, view, pieces in views:                 # the findings crossing a break, mapped back to the lines
+            for f in self._findings(view, next(windows), cut_off=False):
+                spans = list(spans_back(pieces, len(view), f.start, f.end))
+                if f.kind == "secret" and len(spans) > 1:
+                    split.setdefault(i, []).extend(Finding("secret", f.label, s, e) for s, e in spans)
+        for i, found in split.items():
+            out[i] = merged([*out[i], *found])
+        return out
 
-    def _findings(self, text: str, windows: dict[str, list[tuple[int, int, int]]]) -> list[Finding]:
+    def _findings(self, text: str, windows: dict[str, list[tuple[int, int, int]]],
+                  cut_off: bool = True) -> list[Finding]:
+        """Every detector's findings in ``text`` inside its group's ``windows``, and a token the text's end cuts off
+        when ``cut_off`` (not for lines joined over their breaks: their end is not a field's)."""
         found: list[Finding] = []
         for group, spans in windows.items():
             for line_start, ws, we in spans:
                 found.extend(self._window_findings(group, text, line_start, ws, we))
-        if self.cfg.secrets and (cut := truncated_token(text)):
+        if self.cfg.secrets and cut_off and (cut := truncated_token(text)):
             found.append(Finding("secret", *cut))
         if self.line_plugins:
             found.extend(self._plugin_lines(text))
-        if len(found) < 2:
-            return found
-        found.sort(key=lambda f: (f.start, -(f.end - f.start), f.label))
-        out: list[Finding] = []
-        for f in found:
-            if not out or f.start >= out[-1].end:
-                out.append(f)
-            elif f.end > out[-1].end and f.kind == out[-1].kind == "secret":    # overlapping secrets: their union
-                out[-1] = Finding("secret", out[-1].label, out[-1].start, f.end)
-        return out
+        return merged(found) if len(found) > 1 else found
 
     @staticmethod
     def scrub(text: str, findings: list[Finding]) -> str:
@@ -419,7 +460,7 @@ def _scrub_value(value: Any, path: str, scanner: SecretScanner, evidence: list[d
         if not findings:
             return value
         evidence.extend({"kind": f.kind, "label": f.label, "field": path, "offset": f.start,
-                         "length": f.end - f.start} for f in findings)
+                         "length": f.end - f.start, **({"copy": True} if f.copy else {})} for f in findings)
         return scanner.scrub(value, findings)
     if kind == "map":
         out, changed = {}, False
@@ -437,18 +478,108 @@ def _scrub_value(value: Any, path: str, scanner: SecretScanner, evidence: list[d
     return value
 
 
+#: a secret this long found anywhere in a record is replaced wherever else in the record it occurs
+MIN_COPY = 6
+#: the labels of values found by what surrounds them (a name, a command, a sentence, an account's SID) or by their
+#: line (the entropy detector's guards): a copy elsewhere may stand without it; a provider format's token, a private
+#: key's block is found by its own shape wherever it is
+COPIED_LABELS = frozenset({"Secret Assignment", "Command-line Secret", "HTTP Auth Header", "URL Password",
+                           "Secret in Prose", "High Entropy String", "Truncated Token", "Twilio Auth Token"})
+#: ... also cut off by a text's end or start, when this much of it is left
+MIN_CUT = 12
+
+
+def _escape_forms(value: str) -> set[str]:
+    """``value``, its JSON-escaped form (a copy inside a JSON-string column such as ``tool_args_json``) and, when
+    it was found escaped, its unescaped form."""
+    forms = {value, json.dumps(value, ensure_ascii=False)[1:-1]}
+    if "\\" in value:
+        try:
+            forms.add(json.loads(f'"{value}"'))
+        except json.JSONDecodeError:
+            pass
+    return {f for f in forms if len(f) >= MIN_COPY}
+
+
+def copied_secrets(seen: Mapping[str, list[Finding]]) -> Mapping[str, list[Finding]]:
+    """``seen`` (each string's findings) with every copy of a secret value found in any of its strings added to
+    every string holding it, escaped or not, whole or cut off (:func:`_copies`): a password the command-aware
+    rules find in a step's action is also in its tool arguments without the command (``{"args": "-uroot -p<pw>"}``),
+    JSON-escaped once more, printed where nothing names it, or cut off at the end of a reject's message. Only a
+    record with a secret finding pays: a few C-speed finds over its strings joined; ``seen`` itself comes back when
+    no string holds a copy it has not found already."""
+    values: dict[str, str] = {}
+    for text, findings in seen.items():
+        for f in findings:
+            if f.kind == "secret" and f.label in COPIED_LABELS and f.end - f.start >= MIN_COPY:
+                for form in _escape_forms(text[f.start:f.end]):
+                    values.setdefault(form, f.label)
+    texts = list(seen)
+    out, added = dict(seen), False
+    for i, spans in _copies(texts, values).items():
+        findings = seen[texts[i]]
+        copies = [Finding("secret", label, start, end, copy=True) for start, end, label in spans
+                  if not any(f.start <= start and end <= f.end for f in findings)]
+        if copies:
+            out[texts[i]], added = merged([*findings, *copies]), True
+    return out if added else seen
+
+
+def _copies(texts: list[str], values: dict[str, str]) -> dict[int, list[tuple[int, int, str]]]:
+    """Per index of ``texts``, ``(start, end, label)`` of where it holds one of ``values`` (each with its label):
+    whole, or cut off by the text's end or start (an excerpt, a message quoting the first characters of its input)
+    when :data:`MIN_CUT` characters of it remain. The texts are searched joined by NULs (a value holding none)."""
+    out: dict[int, list[tuple[int, int, str]]] = {}
+    if not values:
+        return out
+    data = "\0".join(texts)
+    starts, pos = [], 0
+    for text in texts:
+        starts.append(pos)
+        pos += len(text) + 1
+    heads: dict[str, list[tuple[str, int]]] = {}
+    for value, label in values.items():
+        if "\0" in value:
+            continue
+        start = value[:MIN_CUT]                       # whole copies, and texts ending in the value's start
+        pos = data.find(start)
+        while pos >= 0:
+            i = bisect_right(starts, pos) - 1
+            at, end = pos - starts[i], len(texts[i])
+            if data.startswith(value, pos):
+                out.setdefault(i, []).append((at, at + len(value), label))
+                pos = data.find(start, pos + len(value))
+                continue
+            if len(value) > MIN_CUT and end - at < len(value) and value.startswith(texts[i][at:]):
+                out.setdefault(i, []).append((at, end, label))
+            pos = data.find(start, pos + 1)
+        if len(value) <= MIN_CUT:
+            continue
+        for j in range(1, len(value) - MIN_CUT + 1):  # a text starting with the value's end: by its first characters
+            heads.setdefault(value[j:j + MIN_CUT], []).append((value, j))
+    if heads:
+        for i, text in enumerate(texts):
+            for value, j in heads.get(text[:MIN_CUT], ()):
+                if text.startswith(value[j:]):
+                    out.setdefault(i, []).append((0, len(value) - j, values[value]))
+    return out
+
+
 def _scrub(value: Any, scanner: SecretScanner, evidence: list[dict]) -> Any:
-    """``value`` scrubbed (:func:`_scrub_value`), every string inside it scanned together first; ``value`` itself
-    when nothing was found."""
+    """``value`` scrubbed (:func:`_scrub_value`), every string inside it scanned together first, with the copies of
+    its secrets (:func:`copied_secrets`); ``value`` itself when nothing was found."""
     texts = list(_strings(value, {}, top=True))
     seen = dict(zip(texts, scanner.find_many(texts)))
-    return _scrub_value(value, "", scanner, evidence, seen) if any(seen.values()) else value
+    if not any(seen.values()):
+        return value
+    return _scrub_value(value, "", scanner, evidence, copied_secrets(seen))
 
 
 def scrub_record(record: dict, scanner: SecretScanner, spec: FieldSpec | None = None
                  ) -> tuple[dict, list[dict[str, Any]]]:
     """``(scrubbed record, findings as evidence)`` over every string field but ids and hashes (``spec`` is
-    accepted for symmetry with the other filters: secrets are looked for everywhere). The evidence holds kind,
+    accepted for symmetry with the other filters: secrets are looked for everywhere); a secret found in one field
+    is replaced wherever the record holds it (:func:`copied_secrets`, evidence ``copy``). The evidence holds kind,
     label, field and offsets only."""
     evidence: list[dict[str, Any]] = []
     return _scrub(record, scanner, evidence), evidence

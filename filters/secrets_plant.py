@@ -408,6 +408,121 @@ def _bare_key(rng: random.Random, value: str) -> str:
     return rng.choice((f"client = Client('{value}')", f"key: {value}", f"-> {value}"))
 
 
+#: words people build passwords from (not the words any rule knows)
+_PW_WORDS = ("Harbor", "Maple", "Violet", "Copper", "Nimbus", "Pepper", "Quartz", "Lantern", "Willow", "Ember", "Admin",
+             "Welcome", "Test", "Secret", "Qwerty", "Spring")
+_PASSPHRASE_WORDS = ("river", "candle", "orbit", "pickle", "granite", "meadow", "tundra", "falcon", "velvet", "sprout",
+                     "lemon", "harbor", "ginger", "comet", "basalt", "walnut")
+
+
+def _human_password(rng: random.Random) -> str:
+    """A password a person chose: a word with digits and a symbol (``Maple4471#``, ``Admin546?``), random letters
+    of both cases, a passphrase of words joined by ``-``, or random characters holding quotes, ``$``, a backslash,
+    a space, ``.`` or ``(``."""
+    style = rng.randrange(5)
+    if style == 0:
+        word = rng.choice(_PW_WORDS)
+        return f"{word if rng.random() < 0.7 else word.lower()}{rng.randint(10, 99999)}{rng.choice('!@#$%&*?^')}"
+    if style == 1:
+        while True:
+            pw = _s(rng, UPPER + LOWER, rng.randint(10, 22))
+            if sum(c.isupper() for c in pw) >= 3 and sum(c.islower() for c in pw) >= 3:
+                return pw
+    if style == 2:
+        return "-".join(rng.sample(_PASSPHRASE_WORDS, rng.randint(4, 5)))
+    inner = rng.choice(("'", '"', "$", "\\", " ", ".", "(", "%", "|", ";"))
+    head, tail = _s(rng, ALNUM, rng.randint(4, 9)), _s(rng, ALNUM + "!#*+-=?@^_~", rng.randint(4, 10))
+    return f"{head}{inner}{tail}"
+
+
+def _password_ctx(rng: random.Random, value: str) -> str:
+    """``value`` in a place only a password goes, quoted so that it stays as written."""
+    name = rng.choice(("DB_PASSWORD", "POSTGRES_PASSWORD", "ADMIN_PASS", "SMTP_PASSWORD", "REDIS_PASSWORD",
+                       "MYSQL_ROOT_PASSWORD", "KEYSTORE_PASSWORD", "passphrase"))
+    if "'" not in value and "\\" not in value:
+        sq = f"'{value}'"
+        forms = [f"export {name}={sq}", f"  {name}: {sq}", f"{name} = {sq}", f"os.environ.setdefault('{name}', {sq})",
+                 f"pw = os.getenv('{name}', {sq})", f"setx {name} {sq}", f"$env:{name}={sq}",
+                 f"process.env.{name} = {sq};", f"mysqldump -u root --password={sq} shop > dump.sql"]
+    else:
+        forms = []
+    if not any(c in value for c in "\"$\\`"):
+        dq = f'"{value}"'
+        forms += [f"{name}={dq}", f'os.Setenv("{name}", {dq})', f'  environment:\n    {name}: {dq}',
+                  f'bash -c "export {name}=\\"{value}\\" && make migrate"']
+    if not any(c in value for c in "\"\\"):          # a JSON document would escape them: not the value as written
+        forms += [json.dumps({name.lower(): value, "host": "db.internal", "port": 5432}),
+                  json.dumps({"command": f"{name}={json.dumps(value)} ./deploy.sh"})]
+    if all(c not in value for c in "<&"):
+        forms.append(f"<server>\n  <id>releases</id>\n  <username>ci</username>\n  <password>{value}</password>\n</server>")
+    if all(c not in value for c in "|`"):
+        forms.append(f"| Setting | Value |\n|---|---|\n| `{name}` | `{value}` |")
+    return rng.choice(forms)
+
+
+def _password_tool(rng: random.Random, value: str) -> str:
+    """``value`` given to a tool that takes a password on its command line (or reads it from standard input)."""
+    q = "'" if "'" not in value else '"'
+    v = f"{q}{value}{q}"
+    return rng.choice((f"sshpass -p {v} scp build.tgz deploy@10.0.3.7:/srv/", f"redis-cli -h cache -p 6380 -a {v} INFO",
+                       f"ldapwhoami -H ldap://dc1 -D 'uid=svc,ou=apps' -w {v}",
+                       f"smbclient //files/public -U {q}backup%{value}{q} -c ls",
+                       f"az login --service-principal -u 7c0f-app -p {v} --tenant example.onmicrosoft.com",
+                       f"openssl pkcs12 -export -in c.pem -out c.p12 -passout pass:{value}" if " " not in value else
+                       f"openssl enc -d -aes-256-cbc -k {v} -in backup.enc",
+                       f"htpasswd -bc /etc/nginx/.htpasswd ops {v}", f"sqlcmd -S tcp:db,1433 -U sa -P {v} -i init.sql",
+                       f"rabbitmqctl change_password worker {v}", f"twine upload --repository internal -p {v} dist/*",
+                       f"mongodump --uri mongodb://db -u root -p {v} --out /tmp/dump",
+                       f"printf '%s' {v} | docker login registry.example.io -u ci --password-stdin",
+                       f'ftp.login("uploader", {json.dumps(value)})'))
+
+
+#: names of secrets in the forms people write them: qualified ``_KEY`` names, ``_PAT``, an encoded value's suffix,
+#: connection strings, credentials, salts, TOTP seeds, cookies, dotted configuration keys
+_NAMES = ("GCP_SA_KEY", "SA_KEY", "HMAC_KEY", "OPENAI_KEY", "LLM_KEY", "JWT_KEY", "GH_PAT", "ADO_PAT", "CR_PAT",
+          "GOOGLE_CREDENTIALS_B64", "SERVICE_ACCOUNT_KEY_JSON", "CONN_STR", "DB_CONNECTION_STRING", "CREDS",
+          "BASIC_AUTH", "AUTH_HEADER", "PASSWORD_SALT", "TOTP_SEED", "MFA_SEED", "SESSION_COOKIE", "app.api.key",
+          "spring.datasource.password", "api.secret", "settings.jwt_secret")
+
+
+def _named_ctx(rng: random.Random, value: str) -> tuple[str, str]:
+    """A random value assigned to a name of :data:`_NAMES`, or passed with the name as a string, or in a URL's query."""
+    name = rng.choice(_NAMES)
+    forms = (f"{name}={value}", f'{name}: "{value}"', f"export {name}='{value}'",
+             f"os.environ.setdefault({name!r}, {value!r})", f'os.Setenv("{name}", "{value}")',
+             f"<{name.replace('.', '_')}>{value}</{name.replace('.', '_')}>",
+             f"GET /v2/feed?{rng.choice(('key', 'auth', 'api_key', 'access_token', 'token'))}={value}&page=2 HTTP/1.1")
+    return rng.choice(forms), value
+
+
+def _named_value(rng: random.Random) -> tuple[str, str]:
+    value = rng.choice((_token(rng), _s(rng, HEX, 64), _s(rng, "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567", 32),
+                        _b64(rng, rng.randint(24, 48))))
+    return _named_ctx(rng, value)
+
+
+def _long_value(rng: random.Random) -> tuple[str, str]:
+    """A value of 2 500-4 000 characters (a base64 service-account key, a session token), taken whole."""
+    value = _b64(rng, rng.randint(1900, 3000))
+    return rng.choice((f"GOOGLE_APPLICATION_CREDENTIALS_B64='{value}'", f"  api-token: {value}",
+                       f"Authorization: Bearer {value.rstrip('=')}", f'{{"session_token": "{value}"}}')), value.rstrip("=")
+
+
+def _pem_b64(rng: random.Random) -> tuple[str, str]:
+    """A PEM private key in base64: a kubeconfig's ``client-key-data``, a Secret's ``data:``, a ``_B64`` variable."""
+    value = base64.b64encode((_pem(rng, rng.choice(("", "RSA ", "EC "))) + "\n").encode()).decode()
+    return rng.choice((f"users:\n- name: admin\n  user:\n    client-key-data: {value}\n",
+                       f"kind: Secret\ndata:\n  tls.key: {value}\n", f"SIGNING_KEY_B64={value}", value)), value
+
+
+def _sa_b64(rng: random.Random) -> tuple[str, str]:
+    """A Google service-account file in base64, as CI variables hold it."""
+    doc = {"type": "service_account", "project_id": f"p-{_s(rng, LOWER, 6)}", "private_key": _pem(rng, "") + "\n",
+           "client_email": "deployer@p.iam.gserviceaccount.com"}
+    value = base64.b64encode(json.dumps(doc, indent=rng.choice((None, 2))).encode()).decode()
+    return rng.choice((f"echo {value} | base64 -d > sa.json", f"    GCP_SA_KEY: {value}", value)), value
+
+
 #: kind -> generator of ``(snippet, value)``
 KINDS: dict[str, KindGen] = {
     "openai_legacy": _shaped(_openai_legacy),
@@ -481,6 +596,33 @@ KINDS: dict[str, KindGen] = {
     "cookie": _cookie,
     "url_password": _url_userinfo,
     "connection_string": _cloud_conn,
+    # formats with a documented prefix
+    "wandb_v1": _shaped(lambda r: f"wandb_v1_{_s(r, ALNUM, 50)}_{_s(r, ALNUM, 26)}", _wandb_login),
+    "django_insecure": _shaped(_prefixed("django-insecure-", LOWER + DIGITS + "!@#$%^&*(-_=+)", 50),
+                               lambda r, v: f"SECRET_KEY = '{v}'"),
+    "mailgun_private": _shaped(lambda r: f"{_s(r, HEX, 32)}-{_s(r, HEX, 8)}-{_s(r, HEX, 8)}"),
+    "langsmith": _shaped(lambda r: f"lsv2_{r.choice(('pt', 'sk'))}_{_s(r, HEX, 32)}_{_s(r, HEX, 10)}"),
+    "elevenlabs": _shaped(_prefixed("sk_", HEX, 48)),
+    "cerebras": _shaped(_prefixed("csk-", LOWER + DIGITS, 48)),
+    "pinecone": _shaped(lambda r: f"pcsk_{_s(r, ALNUM, 6)}_{_s(r, ALNUM, 63)}"),
+    "linear": _shaped(_prefixed("lin_api_", ALNUM, 40)),
+    "digitalocean": _shaped(_prefixed(("dop_v1_", "doo_v1_", "dor_v1_"), HEX, 64)),
+    "databricks": _shaped(lambda r: f"dapi{_s(r, HEX, 32)}{r.choice(('', '-2', '-3'))}"),
+    "shopify": _shaped(_prefixed(("shpat_", "shpss_", "shpca_", "shppa_"), HEX, 32)),
+    "postman": _shaped(lambda r: f"PMAK-{_s(r, HEX, 24)}-{_s(r, HEX, 34)}"),
+    "tavily": _shaped(_prefixed(("tvly-", "tvly-dev-"), ALNUM, 32)),
+    "supabase": _shaped(lambda r: f"sbp_{_s(r, HEX, 40)}" if r.random() < 0.5 else f"sb_secret_{_s(r, B64URL, 31)}"),
+    "notion": _shaped(lambda r: f"secret_{_s(r, ALNUM, 43)}" if r.random() < 0.5 else
+                      f"ntn_{_s(r, DIGITS, 11)}{_s(r, ALNUM, 35)}", lambda r, v: f"export NOTION_API_KEY={v}"),
+    "age": _shaped(_prefixed("AGE-SECRET-KEY-1", "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)),
+    "azure_client_secret": _shaped(lambda r: f"{_s(r, ALNUM, 3)}{r.randint(7, 8)}Q~{_s(r, ALNUM + '_~.-', 34)}"),
+    "private_key_b64": _pem_b64,
+    "service_account_b64": _sa_b64,
+    # people's passwords, new names, long values
+    "human_password": lambda r: _pick(r, _human_password(r), lambda v: _password_ctx(r, v),
+                                      lambda v: _password_tool(r, v)),
+    "named_secret": _named_value,
+    "long_value": _long_value,
     "netrc": _netrc,
 }
 
@@ -525,6 +667,17 @@ def _in_tool_args(traj: dict, p: Planted, rng: random.Random) -> dict:
     key = rng.choice([k for k, v in args.items() if isinstance(v, str)] or ["command"])
     args[key] = _insert(str(args.get(key, "")), p.snippet, rng)
     steps[idx]["tool_args_json"] = json.dumps(args, ensure_ascii=False)
+    return {**traj, "steps": steps}
+
+
+def _in_split_args(traj: dict, p: Planted, rng: random.Random) -> dict:
+    """As a pre-1.0 SWE-agent run records a command: the line in the action, its arguments without the command's
+    name in the tool arguments (``{"args": "-uroot -p…"}``)."""
+    steps = [dict(s) for s in traj["steps"]]
+    idx = rng.randrange(len(steps))
+    line = p.snippet.replace("\n", " ")
+    steps[idx]["action_text"] = line
+    steps[idx]["tool_args_json"] = json.dumps({"args": line.split(" ", 1)[-1]})
     return {**traj, "steps": steps}
 
 
@@ -575,6 +728,7 @@ def _in_console(traj: dict, p: Planted, rng: random.Random) -> dict:
 FIELDS: dict[str, tuple[str, Callable[[dict, Planted, random.Random], dict]]] = {
     "action_text": ("trajectory", _in_step("action_text")),
     "tool_args": ("trajectory", _in_tool_args),
+    "split_args": ("trajectory", _in_split_args),
     "observation": ("trajectory", _in_step("observation")),
     "thought": ("trajectory", _in_step("thought")),
     "final_patch": ("trajectory", _in_patch),
@@ -605,5 +759,7 @@ def _pieces(value: str) -> list[str]:
 def survives(value: str, before: str, after: str) -> bool:
     """Whether any part of ``value`` (a whole short value, any :data:`WINDOW`-character window of a longer one)
     is in the scrubbed text ``after`` though not in the text ``before`` planting."""
-    escaped = json.dumps(value)[1:-1]
-    return any(p in after and p not in before for v in {value, escaped} for p in _pieces(v))
+    forms = {value}
+    for _ in range(2):                                # JSON-escaped once (a record), twice (a JSON-string column)
+        forms |= {json.dumps(v)[1:-1] for v in forms}
+    return any(p in after and p not in before for v in forms for p in _pieces(v))

@@ -123,5 +123,5 @@ def test_names_joined_by_separators_are_not_cut_tokens():
                  "swe-agent/trajectories/gpt4__SWE-bench_Lite__default__t-0.00__p-0.95__c-2.00__install-1/x.traj",
                  "outputs/CodeActAgent/claude-3-5-sonnet-20241022_maxiter_50_N_v0.15.0-run_1/llm_completions/a.json"):
         assert scanner.find(name) == []
-    cut = "the key was aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1v"
-    assert [(f.label, cut[f.start:f.end]) for f in scanner.find(cut)] == [("Truncated Token", cut[12:])]
+    cut = "it ended with aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1v"   # ("the key was …": a sentence naming it, found too)
+    assert [(f.label, cut[f.start:f.end]) for f in scanner.find(cut)] == [("Truncated Token", cut[14:])]
