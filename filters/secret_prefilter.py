@@ -61,7 +61,7 @@ def token_like(run: bytes) -> bool:
 #: letters the context keywords are grouped by (a keyword's first letter if one of these, else the first of these
 #: it holds, else its first letter): rare in text, rarest first (in agent logs), each shared by several keywords
 #: (``k``: token, key, docker, ngrok); a keyword opening with its letter needs no look behind it at every one
-_PIVOTS = b"kghmpc"
+_PIVOTS = b"kghmpcf"
 
 
 def _by_pivot(keywords: tuple[bytes, ...]) -> tuple[tuple[re.Pattern, int, dict[bytes, tuple[bytes, ...]]], ...]:

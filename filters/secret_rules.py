@@ -287,12 +287,15 @@ _KW = "|".join(stem + rest for stem, rest in _KEY_WORDS.items())
 _ENCODED = r"(?:[_-]?(?:b64|base64|json|encoded))"   # an encoding named after the key word
 _KW_END = r"(?=[^a-z]|$|b64|base64|json|encoded)"     # a key word ends (lower-cased): ``path``, ``tokens`` do not
 _TOOL_START = rb"(?:(?<=\\[ntr])|(?<![\w-]))"        # a command's start, also right after a JSON escape (\n)
+#: the space around an assignment's ``=`` / ``:``: up to 4 (a line break too), or a run of spaces and tabs aligning
+#: a column (``db_password     = "…"`` in tfvars, Go, Ruby; ``password:      …`` in YAML)
+_ALIGN = r"(?:[ \t]{5,40}|\s{0,4})"
 #: a key word (the whole of an assignment's key word) before its ``=`` / ``:`` / XML ``>`` / a table's ``|`` /
 #: ``", `` of a name passed as a string, before a sentence's ``is`` / ``for`` (prose), or before a space or ``=``
 #: (a flag's value, a .netrc line: group ``sp``)
 _KEY_LEAD = re.compile(
     rb"(?:" + _KW.encode() + rb")" + _ENCODED.encode() + rb"?"
-    rb"(?:\\*[\"'`]?\]?\s{0,4}(?::|=(?!=)|>(?=[^\s<])|(?<=\s)\|(?=\s))|\\*[\"']\s{0,4},\s{0,4}\\*[\"']|"
+    rb"(?:\\*[\"'`]?\]?" + _ALIGN.encode() + rb"(?::|=(?!=)|>(?=[^\s<])|(?<=\s)\|(?=\s))|\\*[\"']\s{0,4},\s{0,4}\\*[\"']|"
     rb"[ \t]+(?:is|was|for|of)[ \t]|(?P<sp>[ \t=]))")
 
 
@@ -306,10 +309,12 @@ def _tool_lead(name: bytes) -> bytes:
 #: (``setx NAME value`` is marked by its name's keyword)
 CONTEXT_LEADS: dict[bytes, re.Pattern | None] = {
     **dict.fromkeys((b"cookie", b"sig=", b"mysql", b"mariadb", b"curl", b"wget", b"docker", b"login", b"ngrok")),
-    **{stem.encode(): _KEY_LEAD for stem in ("pwd", "pat", "secret", "token", "key", "auth", "cred", "salt", "seed",
-                                             "conn")},
-    # ``--password-stdin``, ``htpasswd``
-    b"pass": re.compile(rb"password-stdin|(?<=" + _TOOL_START + rb"ht)passwd[\w-]*[ \t]|" + _KEY_LEAD.pattern),
+    **{stem.encode(): _KEY_LEAD for stem in ("pwd", "pat", "secret", "token", "key", "cred", "salt", "seed", "conn")},
+    b"auth": re.compile(rb"auth\((?:(?<=basicauth\()|(?<=digestauth\())|" + _KEY_LEAD.pattern),   # ``HTTPBasicAuth(``
+    # ``--password-stdin``, ``htpasswd``, SQL's ``PASSWORD '…'``
+    b"pass": re.compile(rb"password-stdin|(?<=" + _TOOL_START + rb"ht)passwd[\w-]*[ \t]|password\s+\\*[\"'`]|"
+                        + _KEY_LEAD.pattern),
+    b"identified": re.compile(rb"identified\s+(?:by|with)\s"),     # SQL's ``IDENTIFIED [WITH plugin] BY '…'``
     **{name: re.compile(_tool_lead(name)) for name in TOOL_MARKS},
 }
 CONTEXT_ANCHORS = tuple(CONTEXT_LEADS)
@@ -376,7 +381,7 @@ _FLAG = r"(?:(?<=\\[ntr])|(?<![\w-]))"            # a flag start, also right aft
 #: a string (``os.environ.setdefault("X_TOKEN", "…")``).
 ASSIGNMENT = re.compile(
     rf"(?P<kw>(?i:(?:{_KW}){_ENCODED}?))"
-    rf"(?P<sep>\\*[\"'`]?\]?\s{{0,4}}(?::=|=>|=(?!=)|:(?!:)|>|(?<=\s)\|(?=\s))|\\*[\"']\s{{0,4}},)\s{{0,4}}(?:[rbfu](?=[\"']))?"
+    rf"(?P<sep>\\*[\"'`]?\]?{_ALIGN}(?::=|=>|=(?!=)|:(?!:)|>|(?<=\s)\|(?=\s))|\\*[\"']\s{{0,4}},){_ALIGN}(?:[rbfu](?=[\"']))?"
     rf"{_VALUE}")
 #: a secret named in a sentence: "the password for the staging database is …", "their API key: …", "the W&B key is
 #: `…`" (a few words about what it opens may stand between the name and its ``is``)
@@ -388,10 +393,23 @@ NETRC_GATE = ("machine", "password")
 #: a ``.netrc`` password: the rest of its line, whatever it holds
 NETRC = re.compile(r"(?i)(?:^|(?<=\\n)|\bmachine\s+\S+\s+login\s+\S+\s+)[+\s]*password\s+"
                    r"(?P<line>(?:[^\s\\]|\\(?![nr]))+)\s*(?:$|(?=\\[nr]))", re.M)
+#: a password in SQL: ``CREATE USER 'app'@'%' IDENTIFIED [WITH plugin] BY '…'``, ``ALTER USER x WITH [ENCRYPTED]
+#: PASSWORD '…'``, ``CREATE ROLE x LOGIN PASSWORD '…'``, ``SET PASSWORD [FOR u] = [PASSWORD(]'…'``; a string literal
+#: only (``IDENTIFIED BY %s``, ``PASSWORD NULL`` and MySQL's ``BY PASSWORD '*hash'`` are not)
+SQL_PASSWORD = re.compile(
+    rf"(?i){_W}(?:identified\s+(?:with\s+\\?[\"'`]?\w+\\?[\"'`]?\s+)?by|(?:with|encrypted|login|"
+    rf"(?:role|user)\s+[^\s;]{{1,80}})\s+password|set\s+password(?:\s+for\s+[^\n=;]{{1,80}}?)?\s*=\s*(?:password\s*\(\s*)?)"
+    rf"\s*{_Q}{_QV}")
 CONTEXT_RULES: tuple[tuple[str, re.Pattern, bool, tuple[str, ...], tuple[str, ...]], ...] = (
     ("Secret Assignment", ASSIGNMENT, False, (), ()),
     ("Command-line Secret", re.compile(rf"{_FLAG}--?(?P<name>[A-Za-z][\w-]{{1,60}})(?:=|\s+){_VALUE}"), False,
      ("--", " -"), ()),
+    # an argument list's flag and its value as the next element: ``["./client", "--auth", "…"]``
+    ("Command-line Secret", re.compile(rf"(?<=[\"'])--?(?P<name>[A-Za-z][\w-]{{1,60}})\\*[\"']\s{{0,4}},\s{{0,4}}{_Q}(?!-){_QV}"),
+     False, ("--",), ()),
+    # HTTP basic auth's password: ``auth=("user", "…")`` (requests, httpx), ``HTTPBasicAuth("user", "…")``
+    ("Secret Assignment", re.compile(rf"(?i)(?:{_W}auth\s*=\s*\(|(?:basic|digest)auth\()\s*[^,()\n]{{1,80}},\s*{_Q}{_QV}"),
+     True, ("auth",), ()),
     ("Command-line Secret", re.compile(
         rf"(?i){_W}(?:mysql|mysqldump|mysqladmin|mariadb(?:-dump)?)\b[^\n|;&]{{0,200}}?\s-p{_VALUE}"), True,
      ("mysql", "mariadb"), ("-p",)),
@@ -428,6 +446,7 @@ CONTEXT_RULES: tuple[tuple[str, re.Pattern, bool, tuple[str, ...], tuple[str, ..
     ("Secret Assignment", re.compile(r"(?i)(?<=[;?&=])(?:password|pwd)=(?P<uv>=[^;\s\"'&]+)"), True,
      ("password=", "pwd="), ()),
     ("Secret Assignment", NETRC, True, NETRC_GATE, ()),
+    ("Secret Assignment", SQL_PASSWORD, True, ("identified", "password"), ("'", '"', "`")),
 )
 #: each rule's gate literals (one set test over them all: one loop a rule is slower), the rules without a gate
 _RULE_GATES = tuple((literal, i) for i, rule in enumerate(CONTEXT_RULES) if rule[3] != NETRC_GATE for literal in rule[3])

@@ -99,6 +99,8 @@ _PATH = re.compile(r"^(?:~?/|\.\.?/)[\w.@+~%/-]*$|^[A-Za-z]:\\|^\w+://|"
                    r"\.(?:txt|json|ya?ml|pem|key|crt|env|cfg|ini|conf|py|sh|toml)$")
 #: ``12:…``: a line number and the line, as grep prints them after a file name (``vocab.tiktoken:12:…``)
 _GREP_LINE = re.compile(r"^\d+:")
+#: a grammar's repetition (ABNF's ``token = 1*tchar``, ``1*<any CHAR>``), as a comment quoting an RFC writes it
+_REPETITION = re.compile(r"^\d*\*\d*[A-Za-z<(\[\"]")
 #: a word, a lower-case name, a number or an operator: a quoted value made only of these (and CamelCase names) is
 #: prose or code, not a password
 _PLAIN_CHUNK = re.compile(r"[A-Za-z][a-z']*[.,:;!?]?|[A-Z]+|\d+[.,]?|[a-z_][a-z0-9_.]*(?:\(\)|\[\])?[,:;]?|"
@@ -252,7 +254,8 @@ def plausible_value(value: str, loose: bool = False, literal: bool = False) -> b
             or fixture(value)):
         return False
     low = value.lower()
-    if any(w in low for w in PLACEHOLDER_PARTS) or _repetitive(value) or not (loose or literal) and _GREP_LINE.match(value):
+    if any(w in low for w in PLACEHOLDER_PARTS) or _repetitive(value) or not (loose or literal) and (
+            _GREP_LINE.match(value) or _REPETITION.match(value)):
         return False
     if placeholder(value) or _UUID.match(value) or _VERSION.match(value) or _path(value):
         return False
