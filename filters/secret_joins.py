@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from swemine.filters.secret_rules import name_policy
 from swemine.filters.secret_values import class_shifts
 
 #: a break inside one value, found from its newline (the regex engine looks for that one character): a string
@@ -23,7 +24,12 @@ from swemine.filters.secret_values import class_shifts
 #: a hard wrap after 16+ token characters before a line holding only the value's rest, or its rest and the next
 #: ``;`` / ``&`` field of a connection string or URL query (the line's length is checked by :func:`join_regions`)
 BREAK = re.compile(r"\n(?:(?P<py>(?<=[A-Za-z0-9+/=_.~-][\"']\n)[ \t]*[\"'](?=[A-Za-z0-9+/=_.~-]))|(?P<bs>(?<=\\\n)(?![ \t]))|"
-                   r"(?P<wrap>(?<=[A-Za-z0-9+/=_.~-]{16}\n)(?=(?P<rest>[A-Za-z0-9+/=_.~-]{6,})(?:[ \t]*(?:\n|$)|[;&]))))")
+                   r"(?P<wrap>(?<=[A-Za-z0-9+/=_.~-]{16}\n)(?=(?P<rest>[A-Za-z0-9+/=_.~-]{6,})(?:[ \t]*(?:\n|$)|[;&])))|"
+                   r"(?P<flag>(?<=[ \t]\\\n)[ \t]+)|(?P<env>[ \t]+value(?=:)))")
+#: the line before a shell continuation whose flag's value is on the next line (``--api-key \\``), and a
+#: Kubernetes env entry's ``- name: X_TOKEN`` line before its ``value:``
+_FLAG_LINE = re.compile(r"(?<![\w-])--?(?P<name>[A-Za-z][\w-]{1,60})[ \t]+\\$")
+_ENV_NAME = re.compile(r"^[ \t]*-?[ \t]*name:[ \t]*[\"']?(?P<name>[\w.-]{1,80})[\"']?[ \t]*$")
 WRAP_LINE = 60          # a hard-wrapped line is at least this long
 #: ... and holds more than base64 (a name and its ``=``, a space): a PEM block's or an encoded file's lines are not
 #: one value
@@ -42,6 +48,11 @@ def join_regions(text: str) -> list[tuple[int, int, list[tuple[int, int]]]]:
             cut = (m.start() - 1, m.end()) if text[m.start() - 1] == text[m.end() - 1] else None
         elif m.group("bs") is not None:
             cut = (m.start() - 1, m.end())
+        elif m.group("flag") is not None or m.group("env") is not None:   # a secret-named flag or variable before
+            line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+            named = (_FLAG_LINE if m.group("flag") is not None else _ENV_NAME).search(line)
+            cut = (m.start() - 1 if m.group("flag") is not None else m.start(), m.end()) if (
+                named and name_policy(named.group("name")) is not None) else None
         else:                                         # a long line, holding more than base64 or going on from
             line_start = text.rfind("\n", 0, m.start()) + 1   # a wrap before, and a mixed token after it
             wrapped = m.start() - line_start >= WRAP_LINE and (

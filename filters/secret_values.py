@@ -271,7 +271,7 @@ def plausible_value(value: str, loose: bool = False, literal: bool = False) -> b
             and not (literal and (not _balanced(value) or not all(map(_name_segment, segments))))):
         return False
     return not (_IDENT.match(value) and not (_random_word(value) or _WORD_NUMBER.match(value) or random_looking(value)
-                                             or literal and _mixed_case(value)))
+                                             or literal and (_mixed_case(value) or _WORD_NUMBER.match(value.strip("_")))))
 
 
 def _mixed_case(value: str) -> bool:

@@ -349,3 +349,38 @@ def test_argument_lists_and_auth_pairs_without_a_literal_secret(scanner, text):
 
 def test_an_aligned_grammar_rule_in_a_comment_stays(scanner):
     assert _secrets(scanner, "# token          = 1*tchar\n      token             = 1*<any CHAR except CTLs>") == []
+
+
+@pytest.mark.parametrize("text,value", [
+    ("echo 'Kx8!mPq2vW' | sudo -S systemctl restart nginx", "Kx8!mPq2vW"),
+    ('echo "' + HEX + '" | sudo -kS apt-get install -y jq', HEX),
+    ('net use Z: \\\\fs01\\share /user:ACME\\svc "V|]9fa8,>j#MoJ/5Yvpuy"', "V|]9fa8,>j#MoJ/5Yvpuy"),
+    ("net use \\\\fs01\\share Kx8!mPq2vW /user:ACME\\svc /persistent:no", "Kx8!mPq2vW"),
+    ("curl -X POST \\\n  --token \\\n  Kx8!mPq2vW \\\n  https://api.acme.test", "Kx8!mPq2vW"),
+    ('        env:\n        - name: TWILIO_AUTH_TOKEN\n          value: "' + HEX + '"', HEX),
+    ("        - name: DB_PASSWORD\n          value: Kx8!mPq2vW\n", "Kx8!mPq2vW"),
+    ('  <add key="wandbApiKey" value="' + HEX + '" />', HEX),
+    ('  <property name="db.password" value="Kx8!mPq2vW"/>', "Kx8!mPq2vW"),
+    ('const key: string = process.env.DD_API_KEY ?? "' + HEX + '";', HEX),
+    ('const pw = process.env.DB_PASSWORD || "Kx8!mPq2vW";', "Kx8!mPq2vW"),
+    ('pw = os.getenv("DB_PASSWORD") or "Kx8!mPq2vW"', "Kx8!mPq2vW"),
+    ("export DB_PASSWORD=footballmonkey4279_", "footballmonkey4279_"),
+    ("DB_USER=app\nDB_PASSWORD==ig);C&*bOlv^1O+MN/4x_V\n", "=ig);C&*bOlv^1O+MN/4x_V"),
+    ("postgresql://app:%IsUxX5n<t$rhWx~Mr@db.internal/app", "%IsUxX5n<t$rhWx~Mr"),
+])
+def test_stdin_net_use_continued_flags_env_entries_xml_settings_fallbacks_odd_values(scanner, text, value):
+    assert _secrets(scanner, text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    "echo $PASSWORD | sudo -S ls", "echo hello | sudo tee /etc/motd", "sudo -S ls -la /root",
+    "net use Z: \\\\fs01\\share /user:ACME\\svc * /persistent:no", "net use Z: /delete",
+    "./deploy \\\n  --api-key \\\n  $API_KEY \\\n  --region eu",
+    "        - name: DB_PASSWORD\n          valueFrom:\n            secretKeyRef: {name: db, key: password}",
+    '        - name: LOG_LEVEL\n          value: "Kx8!mPq2vWq1"', '  <add key="dbPassword" value="" />',
+    '  <add key="TokenLifetime" value="3600" />', 'const t = process.env.GITHUB_TOKEN ?? undefined;',
+    'const t = process.env.TOKEN_FILE ?? "/run/secrets/token";', "if TOKEN_COUNT==5:", "token = _buffer32",
+    "postgresql://app:<password>@db.internal/app",
+])
+def test_look_alikes_of_those_shapes_stay(scanner, text):
+    assert _secrets(scanner, text) == [], text
