@@ -289,6 +289,9 @@ def test_a_password_alone_in_a_url_and_htpasswd_with_separate_flags(scanner):
     assert _secrets(scanner, "htpasswd -nbB -C 10 admin Xk9fLq2zz9") == ["Xk9fLq2zz9"]
 
 
+
+#: shapes a second independent planted set missed: SQL, aligned columns, argument lists, basic-auth pairs, stdin,
+#: ``net use``, continued flags, Kubernetes env entries, XML settings, fallbacks, odd values (fictional values)
 @pytest.mark.parametrize("text,value", [
     ("CREATE USER 'app'@'%' IDENTIFIED BY 'Sunflower#2291';", "Sunflower#2291"),
     ("CREATE USER 'app'@'localhost' IDENTIFIED WITH mysql_native_password BY '" + HEX + "';", HEX),
@@ -298,60 +301,16 @@ def test_a_password_alone_in_a_url_and_htpasswd_with_separate_flags(scanner):
     ("SET PASSWORD FOR 'bob'@'%' = 'Kx8!mPq2vW';", "Kx8!mPq2vW"),
     ("SET PASSWORD = PASSWORD('Kx8!mPq2vW');", "Kx8!mPq2vW"),
     ('psql -c "ALTER USER postgres WITH PASSWORD \'Kx8!mPq2vW\';"', "Kx8!mPq2vW"),
-])
-def test_a_password_set_in_sql(scanner, text, value):
-    assert _secrets(scanner, text) == [value]
-
-
-@pytest.mark.parametrize("text", [
-    'cur.execute("CREATE USER %s IDENTIFIED BY %s", (user, pw))',
-    "cur.execute(\"CREATE USER 'app' IDENTIFIED BY '%s'\" % pw)",
-    "ALTER USER app WITH PASSWORD NULL;", "ALTER USER app WITH PASSWORD ?;",
-    "CREATE USER 'app'@'%' IDENTIFIED BY PASSWORD '*6BB4837EB74329105EE4568DDA7DC67ED2CA2AD9';",
-    "ALTER ROLE app WITH PASSWORD '<your-password>';",
-])
-def test_sql_without_a_password_literal(scanner, text):
-    assert _secrets(scanner, text) == [], text
-
-
-@pytest.mark.parametrize("text,value", [
     ('db_password     = "&Piratebanana45"', "&Piratebanana45"),
     ("  api_password:          Kx8!mPq2vW", "Kx8!mPq2vW"),
     ("  api_password          : Kx8!mPq2vW", "Kx8!mPq2vW"),
     ('\tDBPassword\t\t\t= "Kx8!mPq2vW"', "Kx8!mPq2vW"),
-])
-def test_an_aligned_assignment(scanner, text, value):
-    assert _secrets(scanner, text) == [value]
-
-
-@pytest.mark.parametrize("text,value", [
     ('{"cmd": ["python", "sync.py", "--secret", "' + HEX + '", "--verbose"]}', HEX),
     ('subprocess.run(["./client", "--password", "pirate!Etarip69", "--region", "eu"])', "pirate!Etarip69"),
     ("args = ['deploy', '--api-key', '" + R32 + "']", R32),
     ('r = requests.get(url, auth=("svc-bot", "#Rocket62"), timeout=10)', "#Rocket62"),
     ('r = httpx.get(url, auth=(settings.USER, "Kx8!mPq2vW"))', "Kx8!mPq2vW"),
     ('s.auth = HTTPBasicAuth("svc", "' + HEX + '")', HEX),
-])
-def test_a_secret_in_an_argument_list_or_a_basic_auth_pair(scanner, text, value):
-    assert _secrets(scanner, text) == [value]
-
-
-@pytest.mark.parametrize("text", [
-    'subprocess.run(["./client", "--token", token, "--region", "eu"])',
-    'subprocess.run(["./client", "--token", "--region", "eu"])',
-    'parser.add_argument("--token", "-t", help="the token")',
-    "r = requests.get(url, auth=(user, password), timeout=10)",
-    'r = requests.get(url, auth=("user", os.environ["PW"]))',
-])
-def test_argument_lists_and_auth_pairs_without_a_literal_secret(scanner, text):
-    assert _secrets(scanner, text) == [], text
-
-
-def test_an_aligned_grammar_rule_in_a_comment_stays(scanner):
-    assert _secrets(scanner, "# token          = 1*tchar\n      token             = 1*<any CHAR except CTLs>") == []
-
-
-@pytest.mark.parametrize("text,value", [
     ("echo 'Kx8!mPq2vW' | sudo -S systemctl restart nginx", "Kx8!mPq2vW"),
     ('echo "' + HEX + '" | sudo -kS apt-get install -y jq', HEX),
     ('net use Z: \\\\fs01\\share /user:ACME\\svc "V|]9fa8,>j#MoJ/5Yvpuy"', "V|]9fa8,>j#MoJ/5Yvpuy"),
@@ -368,11 +327,21 @@ def test_an_aligned_grammar_rule_in_a_comment_stays(scanner):
     ("DB_USER=app\nDB_PASSWORD==ig);C&*bOlv^1O+MN/4x_V\n", "=ig);C&*bOlv^1O+MN/4x_V"),
     ("postgresql://app:%IsUxX5n<t$rhWx~Mr@db.internal/app", "%IsUxX5n<t$rhWx~Mr"),
 ])
-def test_stdin_net_use_continued_flags_env_entries_xml_settings_fallbacks_odd_values(scanner, text, value):
+def test_a_secret_in_a_shape_of_its_format(scanner, text, value):
     assert _secrets(scanner, text) == [value]
 
 
 @pytest.mark.parametrize("text", [
+    'cur.execute("CREATE USER %s IDENTIFIED BY %s", (user, pw))',
+    "cur.execute(\"CREATE USER 'app' IDENTIFIED BY '%s'\" % pw)",
+    "ALTER USER app WITH PASSWORD NULL;", "ALTER USER app WITH PASSWORD ?;",
+    "CREATE USER 'app'@'%' IDENTIFIED BY PASSWORD '*6BB4837EB74329105EE4568DDA7DC67ED2CA2AD9';",
+    "ALTER ROLE app WITH PASSWORD '<your-password>';",
+    'subprocess.run(["./client", "--token", token, "--region", "eu"])',
+    'subprocess.run(["./client", "--token", "--region", "eu"])',
+    'parser.add_argument("--token", "-t", help="the token")',
+    "r = requests.get(url, auth=(user, password), timeout=10)",
+    'r = requests.get(url, auth=("user", os.environ["PW"]))',
     "echo $PASSWORD | sudo -S ls", "echo hello | sudo tee /etc/motd", "sudo -S ls -la /root",
     "net use Z: \\\\fs01\\share /user:ACME\\svc * /persistent:no", "net use Z: /delete",
     "./deploy \\\n  --api-key \\\n  $API_KEY \\\n  --region eu",
@@ -384,3 +353,7 @@ def test_stdin_net_use_continued_flags_env_entries_xml_settings_fallbacks_odd_va
 ])
 def test_look_alikes_of_those_shapes_stay(scanner, text):
     assert _secrets(scanner, text) == [], text
+
+
+def test_an_aligned_grammar_rule_in_a_comment_stays(scanner):
+    assert _secrets(scanner, "# token          = 1*tchar\n      token             = 1*<any CHAR except CTLs>") == []
