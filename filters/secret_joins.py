@@ -4,11 +4,12 @@ Three ways a value goes on over a line break: Python's implicit concatenation of
 "cd")``), a backslash before the line break and an unindented line (``"Authorization: Bearer ab\\\\\\ncd"``),
 and a hard wrap (a line of 60 or more characters ending in a token's characters, not base64 alone unless a wrap
 came before, the next line opening with the token's rest, mixing character classes, alone or before a ``;`` /
-``&``).
+``&``); and two ways a value's name goes on: a secret-named flag before a shell continuation (``--api-key \\``,
+the value on the next line) and a Kubernetes env entry's secret-named ``- name:`` before its ``value:`` line.
 :func:`join_regions`
 finds the places, each with the lines around it; :func:`joined` gives a region's text without its breaks and maps
 the joined text's offsets back, so :mod:`swemine.filters.secrets` scans the joined region and keeps what crosses a
-break (found in the original lines, each part is replaced).
+break or lies after one (found in the original lines, each part is replaced).
 """
 from __future__ import annotations
 
