@@ -264,8 +264,8 @@ def plausible_value(value: str, loose: bool = False, literal: bool = False) -> b
         return False
     if loose:
         return True
-    if _CAPITALIZED.fullmatch(value):
-        return False
+    if _CAPITALIZED.fullmatch(value) or value[:1] in "([" and value[1:].isalpha():
+        return False                                  # ``(known after apply)``, ``(sensitive value)``: a remark
     segments = [seg for seg in _SEGMENTS.split(value) if seg]
     if (_CALL.match(value.lstrip("([")) and _CODE_CHARS.fullmatch(value) and not any(map(_random_word, segments))
             and not (literal and (not _balanced(value) or not all(map(_name_segment, segments))))):

@@ -355,5 +355,7 @@ def test_look_alikes_of_those_shapes_stay(scanner, text):
     assert _secrets(scanner, text) == [], text
 
 
-def test_an_aligned_grammar_rule_in_a_comment_stays(scanner):
+def test_an_aligned_grammar_rule_or_plan_remark_stays(scanner):
     assert _secrets(scanner, "# token          = 1*tchar\n      token             = 1*<any CHAR except CTLs>") == []
+    plan = "      + secret                 = (known after apply)\n      + password               = (sensitive value)"
+    assert _secrets(scanner, plan) == []
