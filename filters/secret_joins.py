@@ -4,17 +4,19 @@ Three ways a value goes on over a line break: Python's implicit concatenation of
 "cd")``), a backslash before the line break and an unindented line (``"Authorization: Bearer ab\\\\\\ncd"``),
 and a hard wrap (a line of 60 or more characters ending in a token's characters, not base64 alone unless a wrap
 came before, the next line opening with the token's rest, mixing character classes, alone or before a ``;`` /
-``&``).
+``&``); and two ways a value's name goes on: a secret-named flag before a shell continuation (``--api-key \\``,
+the value on the next line) and a Kubernetes env entry's secret-named ``- name:`` before its ``value:`` line.
 :func:`join_regions`
 finds the places, each with the lines around it; :func:`joined` gives a region's text without its breaks and maps
 the joined text's offsets back, so :mod:`swemine.filters.secrets` scans the joined region and keeps what crosses a
-break (found in the original lines, each part is replaced).
+break or lies after one (found in the original lines, each part is replaced).
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
 
+from swemine.filters.secret_rules import name_policy
 from swemine.filters.secret_values import class_shifts
 
 #: a break inside one value, found from its newline (the regex engine looks for that one character): a string
@@ -23,7 +25,12 @@ from swemine.filters.secret_values import class_shifts
 #: a hard wrap after 16+ token characters before a line holding only the value's rest, or its rest and the next
 #: ``;`` / ``&`` field of a connection string or URL query (the line's length is checked by :func:`join_regions`)
 BREAK = re.compile(r"\n(?:(?P<py>(?<=[A-Za-z0-9+/=_.~-][\"']\n)[ \t]*[\"'](?=[A-Za-z0-9+/=_.~-]))|(?P<bs>(?<=\\\n)(?![ \t]))|"
-                   r"(?P<wrap>(?<=[A-Za-z0-9+/=_.~-]{16}\n)(?=(?P<rest>[A-Za-z0-9+/=_.~-]{6,})(?:[ \t]*(?:\n|$)|[;&]))))")
+                   r"(?P<wrap>(?<=[A-Za-z0-9+/=_.~-]{16}\n)(?=(?P<rest>[A-Za-z0-9+/=_.~-]{6,})(?:[ \t]*(?:\n|$)|[;&])))|"
+                   r"(?P<flag>(?<=[ \t]\\\n)[ \t]+)|(?P<env>[ \t]+value(?=:)))")
+#: the line before a shell continuation whose flag's value is on the next line (``--api-key \\``), and a
+#: Kubernetes env entry's ``- name: X_TOKEN`` line before its ``value:``
+_FLAG_LINE = re.compile(r"(?<![\w-])--?(?P<name>[A-Za-z][\w-]{1,60})[ \t]+\\$")
+_ENV_NAME = re.compile(r"^[ \t]*-?[ \t]*name:[ \t]*[\"']?(?P<name>[\w.-]{1,80})[\"']?[ \t]*$")
 WRAP_LINE = 60          # a hard-wrapped line is at least this long
 #: ... and holds more than base64 (a name and its ``=``, a space): a PEM block's or an encoded file's lines are not
 #: one value
@@ -42,6 +49,11 @@ def join_regions(text: str) -> list[tuple[int, int, list[tuple[int, int]]]]:
             cut = (m.start() - 1, m.end()) if text[m.start() - 1] == text[m.end() - 1] else None
         elif m.group("bs") is not None:
             cut = (m.start() - 1, m.end())
+        elif m.group("flag") is not None or m.group("env") is not None:   # a secret-named flag or variable before
+            line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
+            named = (_FLAG_LINE if m.group("flag") is not None else _ENV_NAME).search(line)
+            cut = (m.start() - 1 if m.group("flag") is not None else m.start(), m.end()) if (
+                named and name_policy(named.group("name")) is not None) else None
         else:                                         # a long line, holding more than base64 or going on from
             line_start = text.rfind("\n", 0, m.start()) + 1   # a wrap before, and a mixed token after it
             wrapped = m.start() - line_start >= WRAP_LINE and (

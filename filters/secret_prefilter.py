@@ -61,7 +61,7 @@ def token_like(run: bytes) -> bool:
 #: letters the context keywords are grouped by (a keyword's first letter if one of these, else the first of these
 #: it holds, else its first letter): rare in text, rarest first (in agent logs), each shared by several keywords
 #: (``k``: token, key, docker, ngrok); a keyword opening with its letter needs no look behind it at every one
-_PIVOTS = b"kghmpc"
+_PIVOTS = b"kghmpcfu"
 
 
 def _by_pivot(keywords: tuple[bytes, ...]) -> tuple[tuple[re.Pattern, int, dict[bytes, tuple[bytes, ...]]], ...]:
@@ -110,8 +110,8 @@ def _context_here(low: bytes, start: int, end: int, lo: int = 0, hi: int | None 
         return False
     if m.lastgroup != "sp":
         return True
-    if low[m.end() - 1:m.end() + 1] == b"==" and start > lo and low[start - 1] in b";?&=":
-        return True                                   # ``;Password==x;``, ``--from-literal=password==x``: opens with =
+    if low[m.end() - 1:m.end() + 1] == b"==":
+        return True                                   # ``;Password==x;``, ``DB_PASSWORD==x``: the value opens with =
     return (_FLAG_NAME.search(low, max(lo, start - 62), start) is not None or start - lo < 8
             or low.find(b"\n", max(lo, start - 8), start) >= 0
             or _SETX.search(low, max(lo, start - 90), start) is not None)

@@ -287,13 +287,18 @@ _KW = "|".join(stem + rest for stem, rest in _KEY_WORDS.items())
 _ENCODED = r"(?:[_-]?(?:b64|base64|json|encoded))"   # an encoding named after the key word
 _KW_END = r"(?=[^a-z]|$|b64|base64|json|encoded)"     # a key word ends (lower-cased): ``path``, ``tokens`` do not
 _TOOL_START = rb"(?:(?<=\\[ntr])|(?<![\w-]))"        # a command's start, also right after a JSON escape (\n)
+#: the space around an assignment's ``=`` / ``:``: up to 4 (a line break too), or a run of spaces and tabs aligning
+#: a column (``db_password     = "…"`` in tfvars, Go, Ruby; ``password:      …`` in YAML)
+_ALIGN = r"(?:[ \t]{5,40}|\s{0,4})"
 #: a key word (the whole of an assignment's key word) before its ``=`` / ``:`` / XML ``>`` / a table's ``|`` /
-#: ``", `` of a name passed as a string, before a sentence's ``is`` / ``for`` (prose), or before a space or ``=``
+#: ``", `` of a name passed as a string, before a sentence's ``is`` / ``for`` (prose), an XML ``key="…"``'s
+#: ``value=``, an environment variable's fallback (``?? "…"``, ``|| "…"``, ``or "…"``), or before a space or ``=``
 #: (a flag's value, a .netrc line: group ``sp``)
 _KEY_LEAD = re.compile(
     rb"(?:" + _KW.encode() + rb")" + _ENCODED.encode() + rb"?"
-    rb"(?:\\*[\"'`]?\]?\s{0,4}(?::|=(?!=)|>(?=[^\s<])|(?<=\s)\|(?=\s))|\\*[\"']\s{0,4},\s{0,4}\\*[\"']|"
-    rb"[ \t]+(?:is|was|for|of)[ \t]|(?P<sp>[ \t=]))")
+    rb"(?:\\*[\"'`]?\]?" + _ALIGN.encode() + rb"(?::|=(?!=)|>(?=[^\s<])|(?<=\s)\|(?=\s))|\\*[\"']\s{0,4},\s{0,4}\\*[\"']|"
+    rb"[ \t]+(?:is|was|for|of)[ \t]|\\*[\"'][ \t]{1,4}value[ \t]*=|\\*[\"'`]?[\])]?[ \t]{0,4}(?:\?\?|\|\||or[ \t])|"
+    rb"(?P<sp>[ \t=]))")
 
 
 def _tool_lead(name: bytes) -> bytes:
@@ -306,10 +311,14 @@ def _tool_lead(name: bytes) -> bytes:
 #: (``setx NAME value`` is marked by its name's keyword)
 CONTEXT_LEADS: dict[bytes, re.Pattern | None] = {
     **dict.fromkeys((b"cookie", b"sig=", b"mysql", b"mariadb", b"curl", b"wget", b"docker", b"login", b"ngrok")),
-    **{stem.encode(): _KEY_LEAD for stem in ("pwd", "pat", "secret", "token", "key", "auth", "cred", "salt", "seed",
-                                             "conn")},
-    # ``--password-stdin``, ``htpasswd``
-    b"pass": re.compile(rb"password-stdin|(?<=" + _TOOL_START + rb"ht)passwd[\w-]*[ \t]|" + _KEY_LEAD.pattern),
+    **{stem.encode(): _KEY_LEAD for stem in ("pwd", "pat", "secret", "token", "key", "cred", "salt", "seed", "conn")},
+    b"auth": re.compile(rb"auth\((?:(?<=basicauth\()|(?<=digestauth\())|" + _KEY_LEAD.pattern),   # ``HTTPBasicAuth(``
+    # ``--password-stdin``, ``htpasswd``, SQL's ``PASSWORD '…'``
+    b"pass": re.compile(rb"password-stdin|(?<=" + _TOOL_START + rb"ht)passwd[\w-]*[ \t]|password\s+\\*[\"'`]|"
+                        + _KEY_LEAD.pattern),
+    b"sudo": re.compile(rb"sudo\s+(?:-[a-z]*s|--stdin)"),      # ``echo <pw> | sudo -S``
+    b"net use": None,
+    b"identified": re.compile(rb"identified\s+(?:by|with)\s"),     # SQL's ``IDENTIFIED [WITH plugin] BY '…'``
     **{name: re.compile(_tool_lead(name)) for name in TOOL_MARKS},
 }
 CONTEXT_ANCHORS = tuple(CONTEXT_LEADS)
@@ -376,7 +385,7 @@ _FLAG = r"(?:(?<=\\[ntr])|(?<![\w-]))"            # a flag start, also right aft
 #: a string (``os.environ.setdefault("X_TOKEN", "…")``).
 ASSIGNMENT = re.compile(
     rf"(?P<kw>(?i:(?:{_KW}){_ENCODED}?))"
-    rf"(?P<sep>\\*[\"'`]?\]?\s{{0,4}}(?::=|=>|=(?!=)|:(?!:)|>|(?<=\s)\|(?=\s))|\\*[\"']\s{{0,4}},)\s{{0,4}}(?:[rbfu](?=[\"']))?"
+    rf"(?P<sep>\\*[\"'`]?\]?{_ALIGN}(?::=|=>|=(?!=)|:(?!:)|>|(?<=\s)\|(?=\s))|\\*[\"']\s{{0,4}},){_ALIGN}(?:[rbfu](?=[\"']))?"
     rf"{_VALUE}")
 #: a secret named in a sentence: "the password for the staging database is …", "their API key: …", "the W&B key is
 #: `…`" (a few words about what it opens may stand between the name and its ``is``)
@@ -388,10 +397,23 @@ NETRC_GATE = ("machine", "password")
 #: a ``.netrc`` password: the rest of its line, whatever it holds
 NETRC = re.compile(r"(?i)(?:^|(?<=\\n)|\bmachine\s+\S+\s+login\s+\S+\s+)[+\s]*password\s+"
                    r"(?P<line>(?:[^\s\\]|\\(?![nr]))+)\s*(?:$|(?=\\[nr]))", re.M)
+#: a password in SQL: ``CREATE USER 'app'@'%' IDENTIFIED [WITH plugin] BY '…'``, ``ALTER USER x WITH [ENCRYPTED]
+#: PASSWORD '…'``, ``CREATE ROLE x LOGIN PASSWORD '…'``, ``SET PASSWORD [FOR u] = [PASSWORD(]'…'``; a string literal
+#: only (``IDENTIFIED BY %s``, ``PASSWORD NULL`` and MySQL's ``BY PASSWORD '*hash'`` are not)
+SQL_PASSWORD = re.compile(
+    rf"(?i){_W}(?:identified\s+(?:with\s+\\?[\"'`]?\w+\\?[\"'`]?\s+)?by|(?:with|encrypted|login|"
+    rf"(?:role|user)\s+[^\s;]{{1,80}})\s+password|set\s+password(?:\s+for\s+[^\n=;]{{1,80}}?)?\s*=\s*(?:password\s*\(\s*)?)"
+    rf"\s*{_Q}{_QV}")
 CONTEXT_RULES: tuple[tuple[str, re.Pattern, bool, tuple[str, ...], tuple[str, ...]], ...] = (
     ("Secret Assignment", ASSIGNMENT, False, (), ()),
     ("Command-line Secret", re.compile(rf"{_FLAG}--?(?P<name>[A-Za-z][\w-]{{1,60}})(?:=|\s+){_VALUE}"), False,
      ("--", " -"), ()),
+    # an argument list's flag and its value as the next element: ``["./client", "--auth", "…"]``
+    ("Command-line Secret", re.compile(rf"(?<=[\"'])--?(?P<name>[A-Za-z][\w-]{{1,60}})\\*[\"']\s{{0,4}},\s{{0,4}}{_Q}(?!-){_QV}"),
+     False, ("--",), ()),
+    # HTTP basic auth's password: ``auth=("user", "…")`` (requests, httpx), ``HTTPBasicAuth("user", "…")``
+    ("Secret Assignment", re.compile(rf"(?i)(?:{_W}auth\s*=\s*\(|(?:basic|digest)auth\()\s*[^,()\n]{{1,80}},\s*{_Q}{_QV}"),
+     True, ("auth",), ()),
     ("Command-line Secret", re.compile(
         rf"(?i){_W}(?:mysql|mysqldump|mysqladmin|mariadb(?:-dump)?)\b[^\n|;&]{{0,200}}?\s-p{_VALUE}"), True,
      ("mysql", "mariadb"), ("-p",)),
@@ -427,7 +449,23 @@ CONTEXT_RULES: tuple[tuple[str, re.Pattern, bool, tuple[str, ...], tuple[str, ..
     # a connection string's, URL query's or ``--from-literal=``'s password whose value opens with ``=`` (``;Password==x;``)
     ("Secret Assignment", re.compile(r"(?i)(?<=[;?&=])(?:password|pwd)=(?P<uv>=[^;\s\"'&]+)"), True,
      ("password=", "pwd="), ()),
+    # ... and a shell or ``.env`` line's (``DB_PASSWORD==ig);C&*…``)
+    ("Secret Assignment", re.compile(r"(?:^|(?<=\n)|(?<=\\n))[ \t+]*(?:export[ \t]+)?(?P<name>[A-Za-z_][\w.]{0,80})="
+                                     r"(?P<uv>=\S+)", re.M), True, ("==",), ()),
     ("Secret Assignment", NETRC, True, NETRC_GATE, ()),
+    # Windows ``net use [Z:] \\\\host\\share <pw> /user:DOM\\u`` / ``… /user:DOM\\u <pw>``
+    ("Command-line Secret", re.compile(rf"(?i){_W}net\s+use\s+(?:[a-z]:\s+|\*\s+)?\\{{2,4}}[^\s\"']+\s+(?!/){_VALUE}"), True,
+     ("net use",), ()),
+    ("Command-line Secret", re.compile(rf"(?i){_W}net\s+use\b[^\n|&]{{0,200}}?\s/user:[^\s\"']+\s+(?!/){_VALUE}"), True,
+     ("net use",), ("/user:",)),
+    # an XML setting's name and value: ``<add key="apiKey" value="…"/>``, ``<property name="db.password" value="…"/>``
+    ("Secret Assignment", re.compile(rf"<[\w:.-]+\s+(?:key|name)\s*=\s*\\?[\"'](?P<name>[\w.:-]{{1,80}})\\?[\"']\s+"
+                                     rf"value\s*=\s*{_Q}{_QV}"), False, ("value",), ()),
+    # an environment variable's literal fallback: ``process.env.X_API_KEY ?? "…"``, ``os.getenv("X") or "…"``
+    ("Secret Assignment", re.compile(rf"(?:process\.env|import\.meta\.env|os\.getenv\(|os\.environ\.get\()\.?\[?\s*"
+                                     rf"\\?[\"'`]?(?P<name>[A-Za-z_][\w.-]{{0,80}})\\?[\"'`]?\s*[\])]?\s*(?:\?\?|\|\||\bor\b)\s*"
+                                     rf"{_Q}{_QV}"), False, ("env",), ()),
+    ("Secret Assignment", SQL_PASSWORD, True, ("identified", "password"), ("'", '"', "`")),
 )
 #: each rule's gate literals (one set test over them all: one loop a rule is slower), the rules without a gate
 _RULE_GATES = tuple((literal, i) for i, rule in enumerate(CONTEXT_RULES) if rule[3] != NETRC_GATE for literal in rule[3])
@@ -437,8 +475,11 @@ STDIN_REACH = 1000     # characters before the flag where the ``echo`` may sit
 #: a value piped into a login that reads it from standard input (``echo <pw> | docker login --password-stdin``)
 STDIN_LOGIN = re.compile(r"(?i)(?:(?<=\\[ntr])|(?<![^\s;&(|+\"'`]))(?:echo(?:\s+-[neE]+)?|printf(?:\s+\\?[\"']%s(?:\\n)?\\?[\"'])?)\s+"
                          r"(?:(?P<esc>)(?P<q>[\"'])(?P<qv>[^\n]*?)(?P=q)|(?P<uv>[^\s|]+))\s*\|[^|\n]*$")
-#: a URL's userinfo password: any characters but spaces and quotes, up to the last ``@`` before a host
-URL_PASSWORD = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@\"'<>\\]*:(?P<uv>[^\s\"'<>\\]+)@"
+#: a command reading a password or token from standard input
+STDIN_FLAG = re.compile(r"--password-stdin|--with-token|\bsudo\s+(?:-[A-Za-z]*S[A-Za-z]*|--stdin)(?![\w-])")
+#: a URL's userinfo password: any characters but spaces and quotes (a ``<`` not opening a tag or a placeholder's
+#: ``<…>``), up to the last ``@`` before a host
+URL_PASSWORD = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/@\"'<>\\]*:(?P<uv>(?:[^\s\"'<>\\]|<(?=[^\s\"'<>\\/]))+)@"
                           r"(?=[A-Za-z0-9\[][A-Za-z0-9.:\[\]_-]*(?:[/?#\s\"'<>),;\\]|$))")
 #: a URL whose userinfo is a token alone (``https://<token>@github.com/…``, as ``git remote -v`` prints it)
 URL_TOKEN = re.compile(r"(?i)\b[a-z][a-z0-9+.-]{1,20}://(?P<uv>[^\s:/@\"'<>\\]{8,})@"
@@ -600,7 +641,7 @@ def _literal_here(text: str, m: re.Match, name: str | None) -> bool:
     """Whether the value can only be a literal, not code: a flag's quoted value on a command line, or a value in a
     URL's query or a connection string (the name right after ``?``, ``&`` or ``;``)."""
     if "name" in m.re.groupindex:
-        return m.group("q") is not None
+        return m.groupdict().get("q") is not None
     if "kw" in m.re.groupindex and name:
         start = m.end("kw") - len(name)
         return start > 0 and text[start - 1] in "?&;"
@@ -695,7 +736,7 @@ def context_secrets(text: str, ws: int, we: int) -> Iterator[tuple[str, int, int
                 continue                              # a Cookie header's pairs: the pairs rule reads them
             if span and _accept(value, policy, loose or literal, name, _literal_value(text, m, name)):
                 yield label, *span
-    if "-stdin" in window or "with-token" in window:
+    if "-stdin" in window or "with-token" in window or "sudo" in window:
         yield from _stdin_logins(text, ws, we)
 
 
@@ -727,16 +768,14 @@ def _human_password(value: str) -> bool:
 
 def _stdin_logins(text: str, ws: int, we: int) -> Iterator[tuple[str, int, int]]:
     """Values echoed into a login reading its password or token from standard input (``--password-stdin``,
-    ``--with-token``), on the line before the flag."""
-    for flag in ("--password-stdin", "--with-token"):
-        pos = text.find(flag, ws, we)
-        while pos >= 0:
-            line_start = max(text.rfind("\n", 0, pos) + 1, pos - STDIN_REACH)
-            m = STDIN_LOGIN.search(text, line_start, pos)
-            span = _value_span(text, m) if m else None
-            if span and plausible_value(text[span[0]:span[1]], loose=True):
-                yield "Command-line Secret", *span
-            pos = text.find(flag, pos + len(flag), we)
+    ``--with-token``, ``sudo -S``), on the line before the flag."""
+    for flag in STDIN_FLAG.finditer(text, ws, we):
+        pos = flag.start()
+        line_start = max(text.rfind("\n", 0, pos) + 1, pos - STDIN_REACH)
+        m = STDIN_LOGIN.search(text, line_start, pos)
+        span = _value_span(text, m) if m else None
+        if span and plausible_value(text[span[0]:span[1]], loose=True):
+            yield "Command-line Secret", *span
 
 
 def url_passwords(text: str, ws: int, we: int) -> Iterator[tuple[str, int, int]]:

@@ -99,6 +99,8 @@ _PATH = re.compile(r"^(?:~?/|\.\.?/)[\w.@+~%/-]*$|^[A-Za-z]:\\|^\w+://|"
                    r"\.(?:txt|json|ya?ml|pem|key|crt|env|cfg|ini|conf|py|sh|toml)$")
 #: ``12:…``: a line number and the line, as grep prints them after a file name (``vocab.tiktoken:12:…``)
 _GREP_LINE = re.compile(r"^\d+:")
+#: a grammar's repetition (ABNF's ``token = 1*tchar``, ``1*<any CHAR>``), as a comment quoting an RFC writes it
+_REPETITION = re.compile(r"^\d*\*\d*[A-Za-z<(\[\"]")
 #: a word, a lower-case name, a number or an operator: a quoted value made only of these (and CamelCase names) is
 #: prose or code, not a password
 _PLAIN_CHUNK = re.compile(r"[A-Za-z][a-z']*[.,:;!?]?|[A-Z]+|\d+[.,]?|[a-z_][a-z0-9_.]*(?:\(\)|\[\])?[,:;]?|"
@@ -252,7 +254,8 @@ def plausible_value(value: str, loose: bool = False, literal: bool = False) -> b
             or fixture(value)):
         return False
     low = value.lower()
-    if any(w in low for w in PLACEHOLDER_PARTS) or _repetitive(value) or not (loose or literal) and _GREP_LINE.match(value):
+    if any(w in low for w in PLACEHOLDER_PARTS) or _repetitive(value) or not (loose or literal) and (
+            _GREP_LINE.match(value) or _REPETITION.match(value)):
         return False
     if placeholder(value) or _UUID.match(value) or _VERSION.match(value) or _path(value):
         return False
@@ -261,14 +264,14 @@ def plausible_value(value: str, loose: bool = False, literal: bool = False) -> b
         return False
     if loose:
         return True
-    if _CAPITALIZED.fullmatch(value):
-        return False
+    if _CAPITALIZED.fullmatch(value) or value[:1] in "([" and value[1:].isalpha():
+        return False                                  # ``(known after apply)``, ``(sensitive value)``: a remark
     segments = [seg for seg in _SEGMENTS.split(value) if seg]
     if (_CALL.match(value.lstrip("([")) and _CODE_CHARS.fullmatch(value) and not any(map(_random_word, segments))
             and not (literal and (not _balanced(value) or not all(map(_name_segment, segments))))):
         return False
     return not (_IDENT.match(value) and not (_random_word(value) or _WORD_NUMBER.match(value) or random_looking(value)
-                                             or literal and _mixed_case(value)))
+                                             or literal and (_mixed_case(value) or _WORD_NUMBER.match(value.strip("_")))))
 
 
 def _mixed_case(value: str) -> bool:

@@ -387,7 +387,7 @@ class SecretScanner:
         for i, view, pieces in views:                 # the findings crossing a break, mapped back to the lines
             for f in self._findings(view, next(windows), cut_off=False):
                 spans = list(spans_back(pieces, len(view), f.start, f.end))
-                if f.kind == "secret" and len(spans) > 1:
+                if f.kind == "secret" and (len(spans) > 1 or f.start >= pieces[1][0]):   # crossing or after a break
                     split.setdefault(i, []).extend(Finding("secret", f.label, s, e) for s, e in spans)
         for i, found in split.items():
             out[i] = merged([*out[i], *found])

@@ -287,3 +287,75 @@ def test_a_password_alone_in_a_url_and_htpasswd_with_separate_flags(scanner):
     assert _secrets(scanner, "git clone https://deploy@github.com/a/b.git; https://john.doe2024@example.com/x") == []
     assert _secrets(scanner, "htpasswd -b -c .htpasswd admin 'xPepQ2L6GR(17)'") == ["xPepQ2L6GR(17)"]
     assert _secrets(scanner, "htpasswd -nbB -C 10 admin Xk9fLq2zz9") == ["Xk9fLq2zz9"]
+
+
+
+#: shapes a second independent planted set missed: SQL, aligned columns, argument lists, basic-auth pairs, stdin,
+#: ``net use``, continued flags, Kubernetes env entries, XML settings, fallbacks, odd values (fictional values)
+@pytest.mark.parametrize("text,value", [
+    ("CREATE USER 'app'@'%' IDENTIFIED BY 'Sunflower#2291';", "Sunflower#2291"),
+    ("CREATE USER 'app'@'localhost' IDENTIFIED WITH mysql_native_password BY '" + HEX + "';", HEX),
+    ("ALTER USER postgres WITH PASSWORD 'winter1992!';", "winter1992!"),
+    ("CREATE USER app WITH ENCRYPTED PASSWORD '" + R32 + "';", R32),
+    ("CREATE ROLE app LOGIN PASSWORD 'Kx8!mPq2vW';", "Kx8!mPq2vW"),
+    ("SET PASSWORD FOR 'bob'@'%' = 'Kx8!mPq2vW';", "Kx8!mPq2vW"),
+    ("SET PASSWORD = PASSWORD('Kx8!mPq2vW');", "Kx8!mPq2vW"),
+    ('psql -c "ALTER USER postgres WITH PASSWORD \'Kx8!mPq2vW\';"', "Kx8!mPq2vW"),
+    ('db_password     = "&Piratebanana45"', "&Piratebanana45"),
+    ("  api_password:          Kx8!mPq2vW", "Kx8!mPq2vW"),
+    ("  api_password          : Kx8!mPq2vW", "Kx8!mPq2vW"),
+    ('\tDBPassword\t\t\t= "Kx8!mPq2vW"', "Kx8!mPq2vW"),
+    ('{"cmd": ["python", "sync.py", "--secret", "' + HEX + '", "--verbose"]}', HEX),
+    ('subprocess.run(["./client", "--password", "pirate!Etarip69", "--region", "eu"])', "pirate!Etarip69"),
+    ("args = ['deploy', '--api-key', '" + R32 + "']", R32),
+    ('r = requests.get(url, auth=("svc-bot", "#Rocket62"), timeout=10)', "#Rocket62"),
+    ('r = httpx.get(url, auth=(settings.USER, "Kx8!mPq2vW"))', "Kx8!mPq2vW"),
+    ('s.auth = HTTPBasicAuth("svc", "' + HEX + '")', HEX),
+    ("echo 'Kx8!mPq2vW' | sudo -S systemctl restart nginx", "Kx8!mPq2vW"),
+    ('echo "' + HEX + '" | sudo -kS apt-get install -y jq', HEX),
+    ('net use Z: \\\\fs01\\share /user:ACME\\svc "V|]9fa8,>j#MoJ/5Yvpuy"', "V|]9fa8,>j#MoJ/5Yvpuy"),
+    ("net use \\\\fs01\\share Kx8!mPq2vW /user:ACME\\svc /persistent:no", "Kx8!mPq2vW"),
+    ("curl -X POST \\\n  --token \\\n  Kx8!mPq2vW \\\n  https://api.acme.test", "Kx8!mPq2vW"),
+    ('        env:\n        - name: TWILIO_AUTH_TOKEN\n          value: "' + HEX + '"', HEX),
+    ("        - name: DB_PASSWORD\n          value: Kx8!mPq2vW\n", "Kx8!mPq2vW"),
+    ('  <add key="wandbApiKey" value="' + HEX + '" />', HEX),
+    ('  <property name="db.password" value="Kx8!mPq2vW"/>', "Kx8!mPq2vW"),
+    ('const key: string = process.env.DD_API_KEY ?? "' + HEX + '";', HEX),
+    ('const pw = process.env.DB_PASSWORD || "Kx8!mPq2vW";', "Kx8!mPq2vW"),
+    ('pw = os.getenv("DB_PASSWORD") or "Kx8!mPq2vW"', "Kx8!mPq2vW"),
+    ("export DB_PASSWORD=footballmonkey4279_", "footballmonkey4279_"),
+    ("DB_USER=app\nDB_PASSWORD==ig);C&*bOlv^1O+MN/4x_V\n", "=ig);C&*bOlv^1O+MN/4x_V"),
+    ("postgresql://app:%IsUxX5n<t$rhWx~Mr@db.internal/app", "%IsUxX5n<t$rhWx~Mr"),
+])
+def test_a_secret_in_a_shape_of_its_format(scanner, text, value):
+    assert _secrets(scanner, text) == [value]
+
+
+@pytest.mark.parametrize("text", [
+    'cur.execute("CREATE USER %s IDENTIFIED BY %s", (user, pw))',
+    "cur.execute(\"CREATE USER 'app' IDENTIFIED BY '%s'\" % pw)",
+    "ALTER USER app WITH PASSWORD NULL;", "ALTER USER app WITH PASSWORD ?;",
+    "CREATE USER 'app'@'%' IDENTIFIED BY PASSWORD '*6BB4837EB74329105EE4568DDA7DC67ED2CA2AD9';",
+    "ALTER ROLE app WITH PASSWORD '<your-password>';",
+    'subprocess.run(["./client", "--token", token, "--region", "eu"])',
+    'subprocess.run(["./client", "--token", "--region", "eu"])',
+    'parser.add_argument("--token", "-t", help="the token")',
+    "r = requests.get(url, auth=(user, password), timeout=10)",
+    'r = requests.get(url, auth=("user", os.environ["PW"]))',
+    "echo $PASSWORD | sudo -S ls", "echo hello | sudo tee /etc/motd", "sudo -S ls -la /root",
+    "net use Z: \\\\fs01\\share /user:ACME\\svc * /persistent:no", "net use Z: /delete",
+    "./deploy \\\n  --api-key \\\n  $API_KEY \\\n  --region eu",
+    "        - name: DB_PASSWORD\n          valueFrom:\n            secretKeyRef: {name: db, key: password}",
+    '        - name: LOG_LEVEL\n          value: "Kx8!mPq2vWq1"', '  <add key="dbPassword" value="" />',
+    '  <add key="TokenLifetime" value="3600" />', 'const t = process.env.GITHUB_TOKEN ?? undefined;',
+    'const t = process.env.TOKEN_FILE ?? "/run/secrets/token";', "if TOKEN_COUNT==5:", "token = _buffer32",
+    "postgresql://app:<password>@db.internal/app",
+])
+def test_look_alikes_of_those_shapes_stay(scanner, text):
+    assert _secrets(scanner, text) == [], text
+
+
+def test_an_aligned_grammar_rule_or_plan_remark_stays(scanner):
+    assert _secrets(scanner, "# token          = 1*tchar\n      token             = 1*<any CHAR except CTLs>") == []
+    plan = "      + secret                 = (known after apply)\n      + password               = (sensitive value)"
+    assert _secrets(scanner, plan) == []
