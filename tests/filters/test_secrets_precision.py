@@ -39,6 +39,7 @@ def test_precision_per_kind_on_the_corpora(found):
         assert p["precision"] >= 0.95, (label, p)
 
 
+@pytest.mark.slow
 def test_no_version_hash_uuid_or_path_is_rewritten(found):
     secret_kinds = {label for label in found if label not in ("email", "ip_address", "home_user")}
     assert secret_kinds >= {"Basic Auth Credentials", "Secret Assignment"}

@@ -18,6 +18,7 @@ def runs(corpora_dir):
     return load_runs([str(corpora_dir / f) for f in RUN_FOLDERS], 60)
 
 
+@pytest.mark.slow
 def test_every_kind_and_field_is_caught_by_default(runs):
     by_kind, by_field = measure(runs, per_cell=2, seed=0)
     assert set(by_kind.planted) == set(sp.KINDS) and set(by_field.planted) == set(sp.FIELDS)
