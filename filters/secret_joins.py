@@ -6,10 +6,9 @@ and a hard wrap (a line of 60 or more characters ending in a token's characters,
 came before, the next line opening with the token's rest, mixing character classes, alone or before a ``;`` /
 ``&``); and two ways a value's name goes on: a secret-named flag before a shell continuation (``--api-key \\``,
 the value on the next line) and a Kubernetes env entry's secret-named ``- name:`` before its ``value:`` line.
-:func:`join_regions`
-finds the places, each with the lines around it; :func:`joined` gives a region's text without its breaks and maps
-the joined text's offsets back, so :mod:`swemine.filters.secrets` scans the joined region and keeps what crosses a
-break or lies after one (found in the original lines, each part is replaced).
+:func:`join_regions` finds the places, each with the lines around it; :func:`joined` gives a region's text without
+its breaks and maps the joined text's offsets back, so :mod:`swemine.filters.secrets` scans the joined region and
+keeps what crosses a break or lies after one (found in the original lines, each part is replaced).
 """
 from __future__ import annotations
 

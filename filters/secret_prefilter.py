@@ -32,10 +32,9 @@ _CLASSES = bytes.maketrans(_ALNUM, b"A" * 26 + b"a" * 26 + b"0" * 10)
 MIN_SHIFTS = 4          # a run is token-like when its characters change class (lower/upper/digit) this often
 #: literal anchors of the groups whose matches can be short (Slack, e-mail and basic auth), of the provider formats
 #: whose punctuation breaks their token runs (``django-insecure-`` keys; Azure client secrets' ``Q~`` is found from
-#: its rare ``~``, a memchr), and of AWS
-#: key ids (one case, few digits) and Artifactory keys in one regex opening with their literal ``A`` (the regex
-#: engine scans for a regex's literal first byte; an alternation of all the anchors is tried at every position,
-#: several times slower); ``AP`` only before a hex digit, as its pattern needs
+#: its rare ``~``, a memchr), and of AWS key ids (one case, few digits) and Artifactory keys in one regex opening
+#: with their literal ``A`` (the regex engine scans for a regex's literal first byte; an alternation of all the
+#: anchors is tried at every position, several times slower); ``AP`` only before a hex digit, as its pattern needs
 _ANCHORS = ((b"@", "at"), (b"xox", "slack"), (b"hooks.slack", "slack"), (b"jango-insecure-", "token"))
 _A_ANCHOR_RE = re.compile(rb"A(?:KIA|SIA|BIA|CCA|3T|KC|P[0-9A-F])")
 _GATES = {"ip4": re.compile(rb"\.\d{1,3}\.\d{1,3}\.\d"),

@@ -58,8 +58,7 @@ _CAPITALIZED = re.compile(r"(?:[A-Z][a-z]{2,})+(?:-(?:[A-Z][a-z]{2,})+|-[a-z]{3,
 _FORMAT_FIELD = re.compile(r"%(?:\(\w+\))?[-#0 +]*\d*(?:\.\d+)?[sdrifx](?![A-Za-z0-9])|\{\w*\}")
 #: a date format's directives (``%Y-%m-%d %H:%M``): a value that is little else is a format, not a password
 _DATE_DIRECTIVE = re.compile(r"%[A-Za-z]")
-
-
+#: a placeholder's filler: a run of ``x`` or ``*``
 _FILLER = re.compile(r"[xX]{4,}|\*{3,}")
 
 

@@ -289,7 +289,6 @@ def test_a_password_alone_in_a_url_and_htpasswd_with_separate_flags(scanner):
     assert _secrets(scanner, "htpasswd -nbB -C 10 admin Xk9fLq2zz9") == ["Xk9fLq2zz9"]
 
 
-
 #: shapes a second independent planted set missed: SQL, aligned columns, argument lists, basic-auth pairs, stdin,
 #: ``net use``, continued flags, Kubernetes env entries, XML settings, fallbacks, odd values (fictional values)
 @pytest.mark.parametrize("text,value", [
