@@ -4,13 +4,13 @@
     PYTHONPATH=. python benchmarks/fim.py --full     # the whole stdlib, 1x and 10x
     PYTHONPATH=. python benchmarks/fim.py --beam     # also time the Beam pipeline (FnApiRunner) on the 1x set
 
-Throughput is MB of source per CPU-second of one process (= per core; best of 3 runs), for the floor
-(parse only) and for the whole in-process miner (parse, graph, scoring, groups, masking, formatting, mixture), measured in the
-same run on the same files; the ratio is what matters (target >= 0.4). Scrubbing (on by default: the fim
-pipeline scrubs each source file once, before mining) is timed the same way and reported as a share of the
-miner's CPU time (target <= 10%). Peak RSS is measured in a fresh
-subprocess per corpus size; the 10x corpus is ten renamed copies of the repo mined one repo at a time, so a
-bounded miner's peak stays near the 1x peak.
+Throughput is MB of source per CPU-second of one process (= per core; best of 5 rounds, the measures taken in turn
+in each round so that a busy spell of a shared machine slows them alike), for the floor (parse only) and for the
+whole in-process miner (parse, graph, scoring, groups, masking, formatting, mixture), measured in the same run on
+the same files; the ratio is what matters (target >= 0.4). Scrubbing (on by default: the fim pipeline scrubs each
+source file once, before mining) is timed the same way and reported as a share of the miner's CPU time (target <=
+10%). Peak RSS is measured in a fresh subprocess per corpus size; the 10x corpus is ten renamed copies of the repo
+mined one repo at a time, so a bounded miner's peak stays near the 1x peak.
 """
 from __future__ import annotations
 
@@ -31,17 +31,19 @@ def load_files(full: bool) -> list[dict]:
     return files if full else files[::3]
 
 
-def _best_cpu(fn, repeats: int):
-    """(least CPU seconds over ``repeats`` runs, last result): robust to a busy machine."""
-    best, result = float("inf"), None
+def _best_cpu(fns: list, repeats: int) -> list[tuple[float, object]]:
+    """Per function, (least CPU seconds over ``repeats`` runs, last result), the functions run in turn in each round
+    so that a busy spell of the machine slows each of them alike."""
+    best, results = [float("inf")] * len(fns), [None] * len(fns)
     for _ in range(repeats):
-        c0 = time.process_time()
-        result = fn()
-        best = min(best, time.process_time() - c0)
-    return best, result
+        for i, fn in enumerate(fns):
+            c0 = time.process_time()
+            results[i] = fn()
+            best[i] = min(best[i], time.process_time() - c0)
+    return list(zip(best, results))
 
 
-def floor_and_pipeline(files: list[dict], fmt: str, repeats: int = 3) -> dict:
+def floor_and_pipeline(files: list[dict], fmt: str, repeats: int = 5) -> dict:
     from swemine.filters.secrets import secrets_stage_fn
     from swemine.miners.fim.mine import mine_files
     from swemine.miners.fim.parse import FileParser
@@ -49,10 +51,10 @@ def floor_and_pipeline(files: list[dict], fmt: str, repeats: int = 3) -> dict:
     parser = FileParser()
     data = [f["content"].encode("utf-8") for f in files]
     mb = sum(len(d) for d in data) / 1e6
-    floor_cpu, _ = _best_cpu(lambda: [parser.parser.parse(d) for d in data], repeats)
-    pipe_cpu, res = _best_cpu(lambda: mine_files(files, fmt=fmt, parser=parser), repeats)
     scrub = secrets_stage_fn("source_file")
-    scrub_cpu, scrubbed = _best_cpu(lambda: [scrub(f) for f in files], repeats)
+    (floor_cpu, _), (pipe_cpu, res), (scrub_cpu, scrubbed) = _best_cpu(
+        [lambda: [parser.parser.parse(d) for d in data], lambda: mine_files(files, fmt=fmt, parser=parser),
+         lambda: [scrub(f) for f in files]], repeats)
     return {"files": len(files), "mb": round(mb, 2), "floor_mb_s": round(mb / floor_cpu, 2),
             "pipeline_mb_s": round(mb / pipe_cpu, 2), "ratio": round(floor_cpu / pipe_cpu, 3), "stats": res.stats,
             "scrub_mb_s": round(mb / scrub_cpu, 1), "scrub_share": round(scrub_cpu / pipe_cpu, 3),

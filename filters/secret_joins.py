@@ -18,14 +18,19 @@ from collections.abc import Iterator
 from swemine.filters.secret_rules import name_policy
 from swemine.filters.secret_values import class_shifts
 
-#: a break inside one value, found from its newline (the regex engine looks for that one character): a string
-#: literal closed and reopened between token characters (not prose's ``"… "`` / ``"…"``), a backslash-newline
-#: before an unindented line (inside a string; an indented one goes on with a command's or a call's next word), or
-#: a hard wrap after 16+ token characters before a line holding only the value's rest, or its rest and the next
-#: ``;`` / ``&`` field of a connection string or URL query (the line's length is checked by :func:`join_regions`)
-BREAK = re.compile(r"\n(?:(?P<py>(?<=[A-Za-z0-9+/=_.~-][\"']\n)[ \t]*[\"'](?=[A-Za-z0-9+/=_.~-]))|(?P<bs>(?<=\\\n)(?![ \t]))|"
+#: a break inside one value, found from its newline (the regex engine looks for that one character) after a quote,
+#: a backslash or a token character: a string literal closed and reopened between token characters (not prose's
+#: ``"… "`` / ``"…"``), a backslash-newline before an unindented line (inside a string; an indented one goes on with
+#: a command's or a call's next word), a hard wrap after 16+ token characters before a line holding only the value's
+#: rest, or its rest and the next ``;`` / ``&`` field of a connection string or URL query (the line's length is
+#: checked by :func:`join_regions`), or a shell continuation's indented next line
+BREAK = re.compile(r"\n(?<=[\"'\\A-Za-z0-9+/=_.~-]\n)(?:"
+                   r"(?P<py>(?<=[A-Za-z0-9+/=_.~-][\"']\n)[ \t]*[\"'](?=[A-Za-z0-9+/=_.~-]))|(?P<bs>(?<=\\\n)(?![ \t]))|"
                    r"(?P<wrap>(?<=[A-Za-z0-9+/=_.~-]{16}\n)(?=(?P<rest>[A-Za-z0-9+/=_.~-]{6,})(?:[ \t]*(?:\n|$)|[;&])))|"
-                   r"(?P<flag>(?<=[ \t]\\\n)[ \t]+)|(?P<env>[ \t]+value(?=:)))")
+                   r"(?P<flag>(?<=[ \t]\\\n)[ \t]+))")
+#: a Kubernetes env entry's indented ``value:`` line, found from its ``value:`` (a fast ``str.find``; the newline
+#: before every indented line is many)
+ENV_BREAK = re.compile(r"\n(?P<env>[ \t]+value(?=:))")
 #: the line before a shell continuation whose flag's value is on the next line (``--api-key \\``), and a
 #: Kubernetes env entry's ``- name: X_TOKEN`` line before its ``value:``
 _FLAG_LINE = re.compile(r"(?<![\w-])--?(?P<name>[A-Za-z][\w-]{1,60})[ \t]+\\$")
@@ -37,21 +42,38 @@ _NOT_BASE64 = re.compile(r"[\s:]|=[^=]")
 MAX_REGIONS = 50        # breaks looked at in one text (a long wrapped base64 file is not a split key)
 
 
+def _breaks(text: str) -> Iterator[re.Match]:
+    """The matches of :data:`BREAK` and :data:`ENV_BREAK` in ``text`` in order (BREAK's where both match: one regex
+    of them all would try its first alternative first)."""
+    envs, pos = [], text.find("value:")
+    while pos >= 0:
+        m = ENV_BREAK.match(text, text.rfind("\n", 0, pos))
+        if m and m.end() == pos + 5:
+            envs.append(m)
+        pos = text.find("value:", pos + 6)
+    if not envs:
+        return BREAK.finditer(text)
+    breaks = list(BREAK.finditer(text))
+    at = {m.start() for m in breaks}
+    return iter(sorted([*breaks, *(m for m in envs if m.start() not in at)], key=lambda m: m.start()))
+
+
 def join_regions(text: str) -> list[tuple[int, int, list[tuple[int, int]]]]:
     """``(start, end, breaks)`` of the regions of ``text`` holding breaks (each break a ``(start, end)`` span to
     drop), a region reaching from its first break's line start to its last break's line end."""
     regions: list[tuple[int, int, list[tuple[int, int]]]] = []
-    for n, m in enumerate(BREAK.finditer(text)):
+    for n, m in enumerate(_breaks(text)):
         if n >= MAX_REGIONS:
             break
-        if m.group("py") is not None:
+        kind = "env" if m.re is ENV_BREAK else m.lastgroup
+        if kind == "py":
             cut = (m.start() - 1, m.end()) if text[m.start() - 1] == text[m.end() - 1] else None
-        elif m.group("bs") is not None:
+        elif kind == "bs":
             cut = (m.start() - 1, m.end())
-        elif m.group("flag") is not None or m.group("env") is not None:   # a secret-named flag or variable before
+        elif kind in ("flag", "env"):                 # a secret-named flag or variable before
             line = text[text.rfind("\n", 0, m.start()) + 1:m.start()]
-            named = (_FLAG_LINE if m.group("flag") is not None else _ENV_NAME).search(line)
-            cut = (m.start() - 1 if m.group("flag") is not None else m.start(), m.end()) if (
+            named = (_FLAG_LINE if kind == "flag" else _ENV_NAME).search(line)
+            cut = (m.start() - 1 if kind == "flag" else m.start(), m.end()) if (
                 named and name_policy(named.group("name")) is not None) else None
         else:                                         # a long line, holding more than base64 or going on from
             line_start = text.rfind("\n", 0, m.start()) + 1   # a wrap before, and a mixed token after it

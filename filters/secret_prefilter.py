@@ -12,9 +12,10 @@ with the windows of each text exactly those :func:`candidate_windows` gives it a
 """
 from __future__ import annotations
 
-import functools
 import re
 from bisect import bisect_right
+
+import ahocorasick_rs
 
 from swemine.filters.secret_rules import CONTEXT_ANCHOR_ENDS, CONTEXT_ANCHORS, CONTEXT_LEADS, PREFIXED_RUN
 
@@ -30,13 +31,6 @@ _ALNUM = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 _RUNS = ((_table(_ALNUM + b"+/="), b"a" * 20), (_table(_ALNUM + b"_-"), b"a" * 24))
 _CLASSES = bytes.maketrans(_ALNUM, b"A" * 26 + b"a" * 26 + b"0" * 10)
 MIN_SHIFTS = 4          # a run is token-like when its characters change class (lower/upper/digit) this often
-#: literal anchors of the groups whose matches can be short (Slack, e-mail and basic auth), of the provider formats
-#: whose punctuation breaks their token runs (``django-insecure-`` keys; Azure client secrets' ``Q~`` is found from
-#: its rare ``~``, a memchr), and of AWS key ids (one case, few digits) and Artifactory keys in one regex opening
-#: with their literal ``A`` (the regex engine scans for a regex's literal first byte; an alternation of all the
-#: anchors is tried at every position, several times slower); ``AP`` only before a hex digit, as its pattern needs
-_ANCHORS = ((b"@", "at"), (b"xox", "slack"), (b"hooks.slack", "slack"), (b"jango-insecure-", "token"))
-_A_ANCHOR_RE = re.compile(rb"A(?:KIA|SIA|BIA|CCA|3T|KC|P[0-9A-F])")
 _GATES = {"ip4": re.compile(rb"\.\d{1,3}\.\d{1,3}\.\d"),
           "ip6": re.compile(rb":[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:[0-9A-Fa-f]{1,4}:")}
 #: the entropy detector's shortest token: its group marks the token-like base64 runs this long (its tokens lie in them)
@@ -44,6 +38,15 @@ ENTROPY_RUN = 32
 #: the groups of detectors that scan a whole text (private keys to their END line, home paths and the user names
 #: they name anywhere in it), each with the literals one of which the text must hold; its one window is the text
 WHOLE_TEXT = {"pem": (b"PRIVATE KEY",), "home": (b"home", b"Users")}
+#: the literal anchors, found in the context keywords' pass over the lower-cased text (their case checked in the
+#: text), each with its group: the whole-text groups' literals, Slack's tokens and webhooks' host (short matches),
+#: ``django-insecure-`` keys (punctuation breaks their token runs), AWS key ids (one case, few digits: not
+#: token-like) and Artifactory keys (``AP`` before a hex digit, as its pattern needs). The e-mail and basic-auth
+#: group's ``@`` and Azure client secrets' ``Q~`` (from its rare ``~``) are found by a memchr.
+KEYWORD_ANCHORS = {**{literal: group for group, literals in WHOLE_TEXT.items() for literal in literals},
+                   b"xox": "slack", b"hooks.slack": "slack", b"jango-insecure-": "token",
+                   **dict.fromkeys((b"AKIA", b"ASIA", b"ABIA", b"ACCA", b"A3T"), "token"),
+                   **dict.fromkeys((b"AKC", *(b"AP" + bytes([c]) for c in b"0123456789ABCDEF")), "artifactory")}
 GROUPS = ("token", "slack", "artifactory", "at", "ip4", "ip6", "ctx", "entropy", *WHOLE_TEXT)
 #: characters either side of a mark handed to a group's detectors (the longest lead-in any of them matches:
 #: a key name before a token, a user:password before an @, the words before an IP)
@@ -57,39 +60,16 @@ def token_like(run: bytes) -> bool:
             + flat.count(b"0A")) >= MIN_SHIFTS
 
 
-#: letters the context keywords are grouped by (a keyword's first letter if one of these, else the first of these
-#: it holds, else its first letter): rare in text, rarest first (in agent logs), each shared by several keywords
-#: (``k``: token, key, docker, ngrok); a keyword opening with its letter needs no look behind it at every one
-_PIVOTS = b"kghmpcfu"
-
-
-def _by_pivot(keywords: tuple[bytes, ...]) -> tuple[tuple[re.Pattern, int, dict[bytes, tuple[bytes, ...]]], ...]:
-    """Per pivot letter, ``(regex, letter, keywords by the text a match of theirs spans)``: the regex matches the
-    letter where one of its keywords holds it (matching the rest, then looking behind at the whole keyword and
-    ahead at what may follow it, :data:`CONTEXT_ANCHOR_ENDS`), so one pass finds them all (the regex engine scans
-    for its literal first byte; one pass a keyword, or one alternation of them all, is slower; a look behind before
-    the rest would be tried at every letter). The rest is only looked at ahead when it holds the letter again (a
-    match would step over that letter)."""
-    groups: dict[int, list[bytes]] = {}
-    for kw in keywords:
-        groups.setdefault(kw[0] if kw[0] in _PIVOTS else next((c for c in _PIVOTS if c in kw), kw[0]), []).append(kw)
-    out = []
-    for pivot, kws in groups.items():
-        alts, spans = [], {}
-        for kw in kws:
-            i = kw.index(pivot)
-            rest, again = kw[i + 1:], pivot in kw[i + 1:]
-            ahead = CONTEXT_ANCHOR_ENDS.get(kw)
-            whole = re.escape(rest) + (b"(?<=" + re.escape(kw) + b")" if i else b"")
-            alts.append(b"(?=" + whole + (ahead or b"") + b")" if again else
-                        whole + (b"(?=" + ahead + b")" if ahead else b""))
-            spans.setdefault(bytes([pivot]) + (b"" if again else rest), []).append(kw)
-        regex = re.compile(re.escape(bytes([pivot])) + b"(?:" + b"|".join(alts) + b")")
-        out.append((regex, pivot, {span: tuple(kws) for span, kws in spans.items()}))
-    return tuple(out)
-
-
-_CTX_PIVOTS = _by_pivot(CONTEXT_ANCHORS)
+#: the context keywords and the keyword-found anchors (lower case), all found in one pass over the lower-cased text by
+#: an Aho-Corasick automaton (every occurrence, overlapping ones too; a regex pass a letter the keywords hold cost
+#: three times as much on source code)
+KEYWORDS = (*CONTEXT_ANCHORS, *(literal.lower() for literal in KEYWORD_ANCHORS))
+_KEYWORD_FINDER = ahocorasick_rs.BytesAhoCorasick(KEYWORDS)
+#: per keyword: what may follow it (:data:`CONTEXT_ANCHOR_ENDS`; None: anything) and, for an anchor, its literal and
+#: group
+_KEYWORD_INFO = tuple((re.compile(CONTEXT_ANCHOR_ENDS[kw]) if kw in CONTEXT_ANCHOR_ENDS else None,
+                       next(((lit, g) for lit, g in KEYWORD_ANCHORS.items() if lit.lower() == kw), None))
+                      for kw in KEYWORDS)
 #: a flag's name ending where the keyword starts (``--api-key``)
 _FLAG_NAME = re.compile(rb"-[a-z0-9_-]*$")
 #: a Windows ``setx`` before the name the keyword ends (``setx /m OPENAI_KEY value``)
@@ -116,21 +96,12 @@ def _context_here(low: bytes, start: int, end: int, lo: int = 0, hi: int | None 
             or _SETX.search(low, max(lo, start - 90), start) is not None)
 
 
-@functools.cache
-def _literal(literal: bytes) -> re.Pattern:
-    """A regex of ``literal``: the regex engine scans for its first byte and compares the rest, faster than
-    ``bytes.find`` where that byte is rare in text (an anchor's usually is)."""
-    return re.compile(re.escape(literal))
-
-
-def _occurrences(data: bytes, literal: bytes) -> list[int]:
-    """Offsets of the non-overlapping occurrences of ``literal`` in ``data`` (one byte: ``bytes.find``, a memchr)."""
-    if len(literal) > 1:
-        return [m.start() for m in _literal(literal).finditer(data)]
-    out, pos = [], data.find(literal)
+def _occurrences(data: bytes, byte: bytes) -> list[int]:
+    """Offsets of ``byte`` in ``data`` (``bytes.find``: a memchr)."""
+    out, pos = [], data.find(byte)
     while pos >= 0:
         out.append(pos)
-        pos = data.find(literal, pos + 1)
+        pos = data.find(byte, pos + 1)
     return out
 
 
@@ -154,30 +125,23 @@ def _marks(data: bytes, starts: list[int]) -> list[tuple[str, int, int]]:
     for group, gate in _GATES.items():
         for m in gate.finditer(data):
             add((group, m.start(), m.end()))
-    for anchor, group in _ANCHORS:
-        out.extend((group, pos, pos + len(anchor)) for pos in _occurrences(data, anchor))
+    out.extend(("at", pos, pos + 1) for pos in _occurrences(data, b"@"))
     for pos in _occurrences(data, b"~"):
         if pos and data[pos - 1] == 81:               # Q~
             add(("token", pos - 1, pos + 1))
-    n = len(starts)
-    for group, literals in WHOLE_TEXT.items():
-        for literal in literals:
-            m = _literal(literal).search(data)
-            while m:                                  # one mark a text, at its start
-                i = bisect_right(starts, m.start()) - 1
-                add((group, starts[i], starts[i]))
-                m = _literal(literal).search(data, starts[i + 1]) if i + 1 < n else None
-    for m in _A_ANCHOR_RE.finditer(data):
-        add(("artifactory" if m.group() == b"AKC" or m.group()[1] == 80 else "token", m.start(), m.end()))  # AKC, AP?
     low = data.lower()
-    hits: list[tuple[int, int]] = []
-    for regex, pivot, by_span in _CTX_PIVOTS:
-        for m in regex.finditer(low):
-            for kw in by_span[m.group()]:             # the keywords whose alternative spans what it matched
-                start = m.start() - kw.index(pivot)
-                if start >= 0 and low.startswith(kw, start):
-                    hits.append((start, start + len(kw)))
-    for pos, end in hits:
+    n = len(starts)
+    for k, pos, end in _KEYWORD_FINDER.find_matches_as_indexes(low, overlapping=True):
+        ends, anchor = _KEYWORD_INFO[k]
+        if ends is not None and ends.match(low, end) is None:
+            continue                                  # ``path``, ``author``, ``tokens``: not a whole key word
+        if anchor is not None:
+            literal, group = anchor
+            if data.startswith(literal, pos):
+                if group in WHOLE_TEXT:               # its text's one window: the whole text
+                    pos = end = starts[bisect_right(starts, pos) - 1]
+                add((group, pos, end))
+            continue
         i = bisect_right(starts, pos) - 1
         if _context_here(low, pos, end, starts[i], starts[i + 1] - 1 if i + 1 < n else len(low)):
             add(("ctx", pos, end))
