@@ -297,7 +297,7 @@ _ALIGN = r"(?:[ \t]{5,40}|\s{0,4})"
 _KEY_LEAD = re.compile(
     rb"(?:" + _KW.encode() + rb")" + _ENCODED.encode() + rb"?"
     rb"(?:\\*[\"'`]?\]?" + _ALIGN.encode() + rb"(?::|=(?!=)|>(?=[^\s<])|(?<=\s)\|(?=\s))|\\*[\"']\s{0,4},\s{0,4}\\*[\"']|"
-    rb"[ \t]+(?:is|was|for|of)[ \t]|\\*[\"'][ \t]{1,4}value[ \t]*=|\\*[\"'`]?[\])]?[ \t]{0,4}(?:\?\?|\|\||or[ \t])|"
+    rb"[ \t]+(?:is|was|for|of|to)[ \t]|\\*[\"'][ \t]{1,4}value[ \t]*=|\\*[\"'`]?[\])]?[ \t]{0,4}(?:\?\?|\|\||or[ \t])|"
     rb"(?P<sp>[ \t=]))")
 
 
@@ -388,10 +388,10 @@ ASSIGNMENT = re.compile(
     rf"(?P<sep>\\*[\"'`]?\]?{_ALIGN}(?::=|=>|=(?!=)|:(?!:)|>|(?<=\s)\|(?=\s))|\\*[\"']\s{{0,4}},){_ALIGN}(?:[rbfu](?=[\"']))?"
     rf"{_VALUE}")
 #: a secret named in a sentence: "the password for the staging database is …", "their API key: …", "the W&B key is
-#: `…`" (a few words about what it opens may stand between the name and its ``is``)
+#: `…`", "set the token to …" (a few words about what it opens may stand between the name and its ``is``)
 PROSE = re.compile(r"(?i)\b(?P<prose>password|passphrase|passwd|token|secret|(?:api|access|secret|private|auth)[ _-]?key|"
                    r"key|credentials?)\b(?P<about>[ \t]+(?:for|of|to|on)[ \t]+(?:the[ \t]+|my[ \t]+|our[ \t]+|your[ \t]+|"
-                   r"their[ \t]+|this[ \t]+)?[\w.&-]+(?:[ \t]+[\w.&-]+){0,2}?)?[ \t]*(?:[ \t]is|[ \t]was|:)[ \t]+`?"
+                   r"their[ \t]+|this[ \t]+)?[\w.&-]+(?:[ \t]+[\w.&-]+){0,2}?)?[ \t]*(?:[ \t]is|[ \t]was|:|(?P<to>[ \t]to))[ \t]+`?"
                    r"(?P<said>[^\s`\\]+)")
 NETRC_GATE = ("machine", "password")
 #: a ``.netrc`` password: the rest of its line, whatever it holds
@@ -437,7 +437,7 @@ CONTEXT_RULES: tuple[tuple[str, re.Pattern, bool, tuple[str, ...], tuple[str, ..
                                        rf"\s(?:-U|--user(?:name)?)[\s=]+(?P<esc>\\?)(?P<q>[\"'])[^\s%\"']*%(?P<qv>)"), True,
      ("smb",), ()),
     ("HTTP Auth Header", re.compile(
-        rf"(?i){_W}(?:proxy-)?authorization\\?[\"']?\s{{0,3}}[:=]\s{{0,3}}\\?[\"']?\s{{0,3}}"
+        rf"(?i){_W}(?:proxy-)?authorization\\?[\"']?\s{{0,3}}[:=]\s{{0,3}}(?:[rbfu]{{1,2}}(?=\\?[\"']))?\\?[\"']?\s{{0,3}}"
         rf"(?:(?:bearer|token|basic|digest|bot|apikey|api-key|key|sso-key|jwt|hmac|negotiate)\s+)?"
         rf"(?P<uv>[^\s\"'`\\,;]+)"), False, ("authorization",), ()),
     ("HTTP Auth Header", re.compile(rf"(?i){_W}(?:set-)?cookie\\?[\"']?\s{{0,3}}:\s{{0,3}}(?P<pairs>[^\n\"'\\]+)"),
@@ -445,7 +445,7 @@ CONTEXT_RULES: tuple[tuple[str, re.Pattern, bool, tuple[str, ...], tuple[str, ..
     ("HTTP Auth Header", re.compile(rf"{_FLAG}(?:-b|--cookie)\s+\\?[\"']?(?P<pairs>[^\n\"'\\]+)"), False,
      ("-b", "--cookie"), ()),
     ("Secret Assignment", re.compile(r"(?i)[?&;]sig=(?P<uv>[A-Za-z0-9%+/=]{8,})"), False, ("sig=",), ()),
-    ("Secret in Prose", PROSE, False, (" is ", " was ", ": "), ()),
+    ("Secret in Prose", PROSE, False, (" is ", " was ", ": ", " to "), ()),
     # a connection string's, URL query's or ``--from-literal=``'s password whose value opens with ``=`` (``;Password==x;``)
     ("Secret Assignment", re.compile(r"(?i)(?<=[;?&=])(?:password|pwd)=(?P<uv>=[^;\s\"'&]+)"), True,
      ("password=", "pwd="), ()),
@@ -648,21 +648,25 @@ def _literal_here(text: str, m: re.Match, name: str | None) -> bool:
     return False
 
 
-#: what may stand before a shell or ``.env`` line's name: indentation, a diff's ``+``, a prompt, ``export``, a YAML
-#: list's ``-``, a JSON escape's line break
-_SHELL_LINE = re.compile(r"(?:^|\n|\\n)[ \t+]*(?:\$ |- |(?:export|set|env|ENV)[ \t]+)?$")
+#: what may stand before a shell or ``.env`` line's name: a file viewer's line number (``cat -n``'s ``  12\t``, ``12:``),
+#: indentation, a diff's ``+``, a prompt, ``export``, a YAML list's ``-``, a JSON escape's line break; or a
+#: container's ``-e`` / ``--env`` (``docker run -e DB_PASSWORD=…``)
+_SHELL_LINE = re.compile(r"(?:^|\n|\\n)(?:[ \t]*\d{1,7}(?:\t|: ?))?[ \t+]*(?:\$ |- |(?:export|set|env|ENV)[ \t]+)?$|"
+                         r"(?<![\w-])(?:-e|--env)[ \t=]+$")
+SHELL_REACH = 80        # characters before a name where its line may start
 
 
-def _literal_value(text: str, m: re.Match, name: str | None) -> bool:
-    """Whether the value is written as a literal: quoted, an XML element's text, a flag's value, or a shell or
-    ``.env`` line's ``NAME=value``."""
+def _literal_value(text: str, m: re.Match, name: str | None, value: str) -> bool:
+    """Whether ``value`` is written as a literal: quoted, an XML element's text, a flag's value, or a shell or
+    ``.env`` line's ``NAME=value`` that is not cut at a call's or an index's opening bracket
+    (``password=parts['password'],`` in code)."""
     groups = m.groupdict()
     if groups.get("qv") is not None or (groups.get("sep") or "").endswith(">") or "name" in groups:
         return True
-    if groups.get("sep") != "=" or not name:
+    if groups.get("sep") != "=" or not name or value[-1:] in ("(", "["):
         return False
     start = m.end("kw") - len(name)
-    return _SHELL_LINE.search(text, max(0, start - 16), start) is not None
+    return _SHELL_LINE.search(text, max(0, start - SHELL_REACH), start) is not None
 
 
 def _wrong_separator(text: str, m: re.Match, name: str) -> bool:
@@ -734,7 +738,7 @@ def context_secrets(text: str, ws: int, we: int) -> Iterator[tuple[str, int, int
             value = text[span[0]:span[1]] if span else ""
             if name and RANDOM_NAME.search(name) and name.lower().endswith("cookie") and "=" in value:
                 continue                              # a Cookie header's pairs: the pairs rule reads them
-            if span and _accept(value, policy, loose or literal, name, _literal_value(text, m, name)):
+            if span and _accept(value, policy, loose or literal, name, _literal_value(text, m, name, value)):
                 yield label, *span
     if "-stdin" in window or "with-token" in window or "sudo" in window:
         yield from _stdin_logins(text, ws, we)
@@ -750,8 +754,12 @@ def _prose_secret(m: re.Match) -> tuple[int, int] | None:
     machine or looking like a person's password beside a password's name; not what the words around it say is
     something else (a commit's hash, a cache's key, a file)."""
     value = m.group("said").rstrip(".,;:)'\"").lstrip("'\"(")
+    if len(value) > 2 and value[0] == "<" and value[-1] == ">":
+        value = value[1:-1]                           # ``<…>``: a value in angle brackets (a placeholder stays one)
     start = m.start("said") + m.group("said").find(value)
     before = re.split(r"[.:;\n]", m.string[max(0, m.start() - 40):m.start()])[-1].split()[-4:]
+    if m.group("to") is not None and not _set_before([w.lower() for w in before]):
+        return None                                   # "the token to use", not "set the token to …"
     about = {p.lower() for p in _PARTS.findall(" ".join([*before, m.group("about") or ""]))}
     if about & _PROSE_NOT or not plausible_value(value):
         return None
@@ -759,6 +767,20 @@ def _prose_secret(m: re.Match) -> tuple[int, int] | None:
     if random_looking(value) or looks_random(value) or password and _human_password(value):
         return start, start + len(value)
     return None
+
+
+#: the verbs before a secret's name that make what follows its ``to`` the value ("set the token to …"), and the
+#: words that may stand between them
+_SET_VERBS = frozenset({"set", "change", "changed", "update", "updated", "reset", "rotate", "rotated"})
+_DETERMINERS = frozenset({"the", "my", "our", "your", "their", "this", "its", "a", "an"})
+
+
+def _set_before(words: list[str]) -> bool:
+    """Whether ``words`` (lower case) end with a setting verb, maybe then a determiner and a word (``set the``,
+    ``update your staging``)."""
+    while words and (words[-1] in _DETERMINERS or len(words) > 1 and words[-2] in _DETERMINERS):
+        words = words[:-1]
+    return bool(words) and words[-1] in _SET_VERBS
 
 
 def _human_password(value: str) -> bool:

@@ -267,6 +267,9 @@ def test_wrapped_base64_and_ordinary_line_breaks_are_not_joined(scanner):
     ("The password for the staging database is Maple2291# (see the wiki).", "Maple2291#"),
     ("The user gave their database API key: Y=j6Dg1FfH\"Xz. I'll export it.", 'Y=j6Dg1FfH"Xz'),
     ("I found it in the config: the Datadog key is `" + HEX + "1a2b3c4d`, exporting it.", HEX + "1a2b3c4d"),
+    ("Set the token to `" + HEX + "` in your environment and rerun.", HEX),
+    ("Please update your staging password to Xk9fLq2!zz today.", "Xk9fLq2!zz"),
+    ("(the token was <" + HEX + ">.)", HEX),                                        # in angle brackets
 ])
 def test_a_secret_named_in_a_sentence(scanner, text, value):
     assert _found(scanner, text) == [("Secret in Prose", value)]
@@ -277,6 +280,8 @@ def test_a_secret_named_in_a_sentence(scanner, text, value):
     "Hash with new key: 9def5878d74edf1bd45271ff70a44c60879843411322804739c5415c8fe25a69",
     "the commit key is " + HEX + "1a2b3c4d today", "the password for the admin is stored in the vault",
     "apiKey: z.ZodOptional<z.ZodString>;",
+    "We need the token to " + HEX + " first", "set the key to None", "Set the password to `$DB_PASSWORD`.",
+    "(the token was <your-token>.)", "the key was <TOKEN>",
 ])
 def test_sentences_that_name_no_secret(scanner, text):
     assert _secrets(scanner, text) == [], text
@@ -323,6 +328,12 @@ def test_a_password_alone_in_a_url_and_htpasswd_with_separate_flags(scanner):
     ('const pw = process.env.DB_PASSWORD || "Kx8!mPq2vW";', "Kx8!mPq2vW"),
     ('pw = os.getenv("DB_PASSWORD") or "Kx8!mPq2vW"', "Kx8!mPq2vW"),
     ("export DB_PASSWORD=footballmonkey4279_", "footballmonkey4279_"),
+    ("docker run --rm -e DB_PASSWORD=@Dragon46 -p 8080:8080 acme/api:1.4", "@Dragon46"),   # a container's -e
+    ("  1280\t            export DB_PASSWORD=footballmonkey4279_\n", "footballmonkey4279_"),  # cat -n, indented
+    ("12:DB_PASSWORD=footballmonkey4279_\n", "footballmonkey4279_"),                       # a viewer's line number
+    ("podman run --env=API_TOKEN=pirate!Etarip69 img", "pirate!Etarip69"),
+    ('headers = {"Authorization": f"Bearer SK7e79e847eb9fd12bb6b342da6ee06042"}',          # an f-string's value
+     "SK7e79e847eb9fd12bb6b342da6ee06042"),
     ("DB_USER=app\nDB_PASSWORD==ig);C&*bOlv^1O+MN/4x_V\n", "=ig);C&*bOlv^1O+MN/4x_V"),
     ("postgresql://app:%IsUxX5n<t$rhWx~Mr@db.internal/app", "%IsUxX5n<t$rhWx~Mr"),
 ])
@@ -342,6 +353,11 @@ def test_a_secret_in_a_shape_of_its_format(scanner, text, value):
     "r = requests.get(url, auth=(user, password), timeout=10)",
     'r = requests.get(url, auth=("user", os.environ["PW"]))',
     "echo $PASSWORD | sudo -S ls", "echo hello | sudo tee /etc/motd", "sudo -S ls -la /root",
+    "docker run -e DB_PASSWORD=$DB_PASSWORD -e API_TOKEN=${API_TOKEN} img",
+    'headers = {"Authorization": f"Bearer {token}"}',
+    "  45\t        password=self.password,", "  45\t        password=db_password_value,",
+    "    password=parts['password'],", "                token=profile.get('aws_session_token'),",   # code's calls
+    "            password=bytearray(KEY_PASSWORD.encode()))",
     "net use Z: \\\\fs01\\share /user:ACME\\svc * /persistent:no", "net use Z: /delete",
     "./deploy \\\n  --api-key \\\n  $API_KEY \\\n  --region eu",
     "        - name: DB_PASSWORD\n          valueFrom:\n            secretKeyRef: {name: db, key: password}",
