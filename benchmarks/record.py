@@ -29,8 +29,8 @@ RESULTS = HERE / "RESULTS.md"
 DEFAULT_ARGS = {"fim_loss_share": ["swemine-output/bench/fim-psm"]}
 #: What must exist before such a benchmark runs: path → the swemine arguments that make it.
 PREPARE = {"swemine-output/bench/fim-psm": ["run", "fim", "--format", "psm", "--output", "swemine-output/bench/fim-psm"]}
-PACKAGES = ("apache-beam", "pyarrow", "orjson", "tree-sitter", "datasketch", "detect-secrets", "torch",
-            "transformers")
+PACKAGES = ("apache-beam", "pyarrow", "orjson", "tree-sitter", "datasketch", "detect-secrets", "ahocorasick-rs",
+            "torch", "transformers")
 #: Sections are kept above this line; what follows it (notes, earlier figures) is left as it is.
 END_OF_RUNS = "<!-- end of recorded runs -->"
 HEADER = """# Benchmark results
