@@ -181,6 +181,29 @@ def provider_tokens(text: str, ws: int, we: int) -> Iterator[tuple[str, int, int
                 yield (label, *m.span(name)) if label in _PART_ONLY else (label, min(m.start(), m.start(name)), m.end())
 
 
+#: a base64 value short enough to be one token, and what a provider's token opens with (:data:`PREFIXED_RUN`, the AWS
+#: key ids' prefixes)
+_BASE64_VALUE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{20,400}={0,2}(?![A-Za-z0-9+/=_-])")
+_TOKEN_START = re.compile(PREFIXED_RUN.pattern + rb"|AKIA|ASIA|ABIA|ACCA|A3T")
+
+
+def encoded_tokens(text: str, ws: int, we: int) -> Iterator[tuple[str, int, int]]:
+    """``(label, start, end)`` of base64 values in ``text[ws:we]`` that decode to a provider's token and nothing else
+    (a Kubernetes Secret's ``data:``, a ``_B64`` variable), labelled as that token."""
+    for m in _BASE64_VALUE.finditer(text, ws, we):
+        value = m.group()
+        try:
+            decoded = base64.b64decode(value + "=" * (-len(value) % 4), validate=True)
+        except ValueError:
+            continue
+        if not _TOKEN_START.match(decoded):
+            continue
+        token = decoded.decode("ascii", "replace").rstrip("\r\n ")
+        found = next(provider_tokens(token, 0, len(token)), None)
+        if found is not None and found[1] == 0 and found[2] == len(token):
+            yield found[0], *m.span()
+
+
 #: what the start of a base64 credential file holds once decoded: a private key's PEM header, a JSON credential
 _DECODED_CREDENTIAL = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY|\"(?:private_key|client_secret|refresh_token)\"")
 

@@ -43,6 +43,7 @@ from swemine.filters.secret_prefilter import ENTROPY_RUN, all_windows, candidate
 from swemine.filters.secret_rules import (
     DIGEST_LABEL,
     context_secrets,
+    encoded_tokens,
     provider_tokens,
     truncated_token,
     url_password,
@@ -332,6 +333,7 @@ class SecretScanner:
                             yield Finding("secret", label, *m.span())
             if group == "token":
                 yield from (Finding("secret", *f) for f in provider_tokens(text, ws, we))
+                yield from (Finding("secret", *f) for f in encoded_tokens(text, ws, we))
             if cfg.entropy and group == "entropy":
                 for m in ENTROPY_TOKEN.finditer(text, ws, we):
                     if _secret_token(text, line_start, *m.span()):

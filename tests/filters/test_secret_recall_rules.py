@@ -263,6 +263,17 @@ def test_wrapped_base64_and_ordinary_line_breaks_are_not_joined(scanner):
         assert _secrets(scanner, text) == [], text
 
 
+def test_a_provider_token_in_base64_is_that_token(scanner):
+    """A Kubernetes Secret's ``data:`` holds its values in base64: one that decodes to a provider's token (a line
+    break after it too) is that token; a user's name or a token's look-alike in base64 is not."""
+    aws = base64.b64encode(b"AKIAKR4FSJUWYIN456V6").decode()
+    github = base64.b64encode(("ghp_" + R32 + "Ab3d\n").encode()).decode()
+    text = (f"$ kubectl get secret app -o yaml\ndata:\n  aws_access_key_id: {aws}\n  token: {github}\n"
+            f"  username: {base64.b64encode(b'deploy-bot-account').decode()}\n"
+            f"  note: {base64.b64encode(b'ghp_not_a_token_at_all').decode()}\nkind: Secret\n")
+    assert _found(scanner, text) == [("AWS Access Key", aws), ("GitHub Token", github)]
+
+
 @pytest.mark.parametrize("text,value", [
     ("The password for the staging database is Maple2291# (see the wiki).", "Maple2291#"),
     ("The user gave their database API key: Y=j6Dg1FfH\"Xz. I'll export it.", 'Y=j6Dg1FfH"Xz'),
