@@ -17,7 +17,13 @@ from bisect import bisect_right
 
 import ahocorasick_rs
 
-from swemine.filters.secret_rules import CONTEXT_ANCHOR_ENDS, CONTEXT_ANCHORS, CONTEXT_LEADS, PREFIXED_RUN
+from swemine.filters.secret_rules import (
+    AWS_KEY_ID_PREFIXES,
+    CONTEXT_ANCHOR_ENDS,
+    CONTEXT_ANCHORS,
+    CONTEXT_LEADS,
+    PREFIXED_RUN,
+)
 
 Windows = dict[str, list[tuple[int, int, int]]]
 
@@ -45,7 +51,7 @@ WHOLE_TEXT = {"pem": (b"PRIVATE KEY",), "home": (b"home", b"Users")}
 #: group's ``@`` and Azure client secrets' ``Q~`` (from its rare ``~``) are found by a memchr.
 KEYWORD_ANCHORS = {**{literal: group for group, literals in WHOLE_TEXT.items() for literal in literals},
                    b"xox": "slack", b"hooks.slack": "slack", b"jango-insecure-": "token",
-                   **dict.fromkeys((b"AKIA", b"ASIA", b"ABIA", b"ACCA", b"A3T"), "token"),
+                   **dict.fromkeys((p.encode() for p in AWS_KEY_ID_PREFIXES), "token"),
                    **dict.fromkeys((b"AKC", *(b"AP" + bytes([c]) for c in b"0123456789ABCDEF")), "artifactory")}
 GROUPS = ("token", "slack", "artifactory", "at", "ip4", "ip6", "ctx", "entropy", *WHOLE_TEXT)
 #: characters either side of a mark handed to a group's detectors (the longest lead-in any of them matches:
@@ -63,13 +69,13 @@ def token_like(run: bytes) -> bool:
 #: the context keywords and the keyword-found anchors (lower case), all found in one pass over the lower-cased text by
 #: an Aho-Corasick automaton (every occurrence, overlapping ones too; a regex pass a letter the keywords hold cost
 #: three times as much on source code)
-KEYWORDS = (*CONTEXT_ANCHORS, *(literal.lower() for literal in KEYWORD_ANCHORS))
+_LOWER_ANCHORS = {literal.lower(): (literal, group) for literal, group in KEYWORD_ANCHORS.items()}
+KEYWORDS = (*CONTEXT_ANCHORS, *_LOWER_ANCHORS)
 _KEYWORD_FINDER = ahocorasick_rs.BytesAhoCorasick(KEYWORDS)
 #: per keyword: what may follow it (:data:`CONTEXT_ANCHOR_ENDS`; None: anything) and, for an anchor, its literal and
 #: group
 _KEYWORD_INFO = tuple((re.compile(CONTEXT_ANCHOR_ENDS[kw]) if kw in CONTEXT_ANCHOR_ENDS else None,
-                       next(((lit, g) for lit, g in KEYWORD_ANCHORS.items() if lit.lower() == kw), None))
-                      for kw in KEYWORDS)
+                       _LOWER_ANCHORS.get(kw)) for kw in KEYWORDS)
 #: a flag's name ending where the keyword starts (``--api-key``)
 _FLAG_NAME = re.compile(rb"-[a-z0-9_-]*$")
 #: a Windows ``setx`` before the name the keyword ends (``setx /m OPENAI_KEY value``)
